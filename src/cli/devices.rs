@@ -1,0 +1,118 @@
+//! `kerneltime devices` and `kerneltime device show|check`.
+
+use clap::{Args, Subcommand};
+
+use super::print_json;
+use crate::device::{catalogue, Device};
+use crate::error::Result;
+
+#[derive(Debug, Args)]
+pub struct DevicesArgs {
+    /// Print JSON: an array with one object per device.
+    #[arg(long)]
+    pub json: bool,
+    /// Only devices whose name, alias or architecture contains this text.
+    #[arg(long)]
+    pub filter: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum DeviceCommand {
+    /// Every value of one device, with its source.
+    Show {
+        /// Catalogue name or alias (case-insensitive).
+        name: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Check a device description file and print the resolved device.
+    Check {
+        file: std::path::PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+pub fn run_list(args: &DevicesArgs) -> Result<()> {
+    let filter = args.filter.as_deref().map(crate::device::normalize);
+    let devices: Vec<&Device> = catalogue::all()
+        .iter()
+        .filter(|d| match &filter {
+            None => true,
+            Some(f) => std::iter::once(&d.name)
+                .chain(d.aliases.iter())
+                .chain(std::iter::once(&d.architecture))
+                .any(|n| crate::device::normalize(n).contains(f.as_str())),
+        })
+        .collect();
+    if args.json {
+        let summaries: Vec<_> = devices.iter().map(|d| d.summary()).collect();
+        return print_json(&summaries);
+    }
+    println!(
+        "{:<40} {:>5} {:>4} {:>6} {:>6} {:>8}  architecture",
+        "name", "cc", "SMs", "cores", "MHz", "GB/s"
+    );
+    for d in devices {
+        println!(
+            "{:<40} {:>5} {:>4} {:>6} {:>6.0} {:>8.1}  {}",
+            d.name,
+            d.compute_capability.to_string(),
+            d.sm_count,
+            d.sm_count * d.cores_per_sm,
+            d.core_clock_mhz,
+            d.memory_bandwidth_gbs,
+            d.architecture
+        );
+    }
+    Ok(())
+}
+
+pub fn run_device(cmd: &DeviceCommand) -> Result<()> {
+    let (device, json) = match cmd {
+        DeviceCommand::Show { name, json } => (catalogue::find(name)?.clone(), *json),
+        DeviceCommand::Check { file, json } => (Device::load(file)?, *json),
+    };
+    if json {
+        return print_json(&device);
+    }
+    print_device(&device);
+    Ok(())
+}
+
+fn print_device(d: &Device) {
+    println!("{}", d.name);
+    if !d.aliases.is_empty() {
+        println!("  aliases: {}", d.aliases.join(", "));
+    }
+    let value = serde_json::to_value(d).unwrap_or_default();
+    let mut rows: Vec<(String, String)> = Vec::new();
+    if let serde_json::Value::Object(map) = &value {
+        for (k, v) in map {
+            match (k.as_str(), v) {
+                ("sources" | "aliases" | "name" | "notes", _) => {}
+                ("limits", serde_json::Value::Object(l)) => {
+                    for (lk, lv) in l {
+                        if lk != "source" {
+                            rows.push((format!("limits.{lk}"), lv.to_string()));
+                        }
+                    }
+                }
+                ("puchala", serde_json::Value::Object(p)) => {
+                    for (pk, pv) in p {
+                        rows.push((format!("puchala.{pk}"), pv.to_string()));
+                    }
+                }
+                (_, serde_json::Value::Null) => {}
+                _ => rows.push((k.clone(), v.to_string())),
+            }
+        }
+    }
+    for (k, v) in rows {
+        let src = d.sources.get(&k).map(String::as_str).unwrap_or("");
+        println!("  {k:<44} {v:<14} {src}");
+    }
+    for n in &d.notes {
+        println!("  note: {n}");
+    }
+}

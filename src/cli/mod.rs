@@ -1,0 +1,102 @@
+//! The command line: clap lives only here. Raw flags become typed, validated requests once,
+//! then the library does the work and this module prints the result (text or `--json`).
+//!
+//! Each command has its own file. Errors are returned, never printed here; `main` prints them
+//! and picks the exit code.
+
+mod devices;
+mod occupancy;
+mod predict;
+
+use std::path::{Path, PathBuf};
+
+use clap::{Parser, Subcommand};
+use serde::Serialize;
+
+use crate::device::{catalogue, Device};
+use crate::error::{Error, Result};
+
+/// Predict how long GPU kernels take on a given GPU, without running them.
+#[derive(Debug, Parser)]
+#[command(name = "kerneltime", version, about, max_term_width = 100)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+#[allow(clippy::large_enum_variant)]
+pub enum Command {
+    /// List the GPUs in the catalogue.
+    Devices(devices::DevicesArgs),
+    /// Show or import one device description.
+    #[command(subcommand)]
+    Device(devices::DeviceCommand),
+    /// Active blocks and warps per SM for a block of a kernel, exactly as NVIDIA computes them.
+    Occupancy(occupancy::OccupancyArgs),
+    /// Predict a kernel's time with one model.
+    Predict(predict::PredictArgs),
+}
+
+/// Parses the process arguments and runs the command.
+pub fn main() -> Result<()> {
+    let cli = Cli::parse();
+    run(cli)
+}
+
+/// Runs a parsed command line.
+pub fn run(cli: Cli) -> Result<()> {
+    match cli.command {
+        Command::Devices(a) => devices::run_list(&a),
+        Command::Device(c) => devices::run_device(&c),
+        Command::Occupancy(a) => occupancy::run(&a),
+        Command::Predict(a) => predict::run(&a),
+    }
+}
+
+/// Device selection shared by every command that needs a GPU.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct DeviceSelection {
+    /// A catalogue GPU, by name or alias (case-insensitive): see `kerneltime devices`.
+    #[arg(long)]
+    pub device: Option<String>,
+    /// A device description file of the catalogue's schema (`data/devices/*.toml`).
+    #[arg(long, value_name = "FILE.toml", conflicts_with = "device")]
+    pub device_file: Option<PathBuf>,
+}
+
+impl DeviceSelection {
+    /// The selected device, or an error naming the missing flag.
+    pub fn resolve(&self) -> Result<Device> {
+        match (&self.device, &self.device_file) {
+            (_, Some(path)) => Device::load(path),
+            (Some(name), None) => catalogue::find(name).cloned(),
+            (None, None) => Err(Error::missing(
+                "--device",
+                "give a catalogue GPU with --device NAME or a description with --device-file FILE.toml",
+            )),
+        }
+    }
+
+    /// The selected device if any flag was given.
+    pub fn resolve_optional(&self) -> Result<Option<Device>> {
+        if self.device.is_none() && self.device_file.is_none() {
+            Ok(None)
+        } else {
+            self.resolve().map(Some)
+        }
+    }
+}
+
+/// Prints a value as pretty JSON on stdout.
+pub fn print_json<T: Serialize + ?Sized>(value: &T) -> Result<()> {
+    let text = serde_json::to_string_pretty(value)
+        .map_err(|e| Error::invalid("json", format!("cannot serialize output: {e}")))?;
+    println!("{text}");
+    Ok(())
+}
+
+/// Reads a text file, with an error naming it.
+pub fn read_text(path: &Path) -> Result<String> {
+    std::fs::read_to_string(path).map_err(|e| Error::file(path, format!("cannot read: {e}")))
+}

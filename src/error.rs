@@ -1,0 +1,139 @@
+//! The crate's error type: one enum whose messages are single sentences naming what to fix.
+//!
+//! Every error that reaches a user goes through here. The CLI prints the whole chain and exits
+//! with code 2 for bad input (`Error::is_usage`) and 1 for anything else. Nothing here decides
+//! how to recover; callers do.
+
+use std::path::PathBuf;
+
+/// Everything that can go wrong in the library.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A value given by the user (a flag, a field of an input file) is out of range or malformed.
+    #[error("{name}: {message}")]
+    InvalidInput { name: String, message: String },
+
+    /// A model needs an input that the workload or device does not provide.
+    #[error("missing input `{name}`: {message}")]
+    MissingInput { name: String, message: String },
+
+    /// A device name that is not in the catalogue.
+    #[error("unknown device `{name}`; closest names: {closest}")]
+    UnknownDevice { name: String, closest: String },
+
+    /// A file could not be read or parsed.
+    #[error("{}: {message}", path.display())]
+    File { path: PathBuf, message: String },
+
+    /// A launch or a block that the hardware cannot run (e.g. zero active blocks).
+    #[error("{0}")]
+    Infeasible(String),
+
+    /// An I/O failure with context.
+    #[error("{context}: {source}")]
+    Io {
+        context: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl Error {
+    /// Shorthand for [`Error::InvalidInput`].
+    pub fn invalid(name: impl Into<String>, message: impl Into<String>) -> Self {
+        Error::InvalidInput {
+            name: name.into(),
+            message: message.into(),
+        }
+    }
+
+    /// Shorthand for [`Error::MissingInput`].
+    pub fn missing(name: impl Into<String>, message: impl Into<String>) -> Self {
+        Error::MissingInput {
+            name: name.into(),
+            message: message.into(),
+        }
+    }
+
+    /// Shorthand for [`Error::File`].
+    pub fn file(path: impl Into<PathBuf>, message: impl std::fmt::Display) -> Self {
+        Error::File {
+            path: path.into(),
+            message: message.to_string(),
+        }
+    }
+
+    /// Shorthand for [`Error::Io`].
+    pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
+        Error::Io {
+            context: context.into(),
+            source,
+        }
+    }
+
+    /// Whether the error is the user's to fix (exit code 2) rather than an environment failure.
+    pub fn is_usage(&self) -> bool {
+        !matches!(self, Error::Io { .. })
+    }
+}
+
+/// The crate's result type.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Checks that a number is finite and not negative; the error names the field.
+pub fn non_negative(name: &str, value: f64) -> Result<f64> {
+    if !value.is_finite() {
+        return Err(Error::invalid(
+            name,
+            format!("must be a finite number, got {value}"),
+        ));
+    }
+    if value < 0.0 {
+        return Err(Error::invalid(
+            name,
+            format!("must not be negative, got {value}"),
+        ));
+    }
+    Ok(value)
+}
+
+/// Checks that a number is finite and strictly positive; the error names the field.
+pub fn positive(name: &str, value: f64) -> Result<f64> {
+    if !value.is_finite() || value <= 0.0 {
+        return Err(Error::invalid(
+            name,
+            format!("must be a finite number above zero, got {value}"),
+        ));
+    }
+    Ok(value)
+}
+
+/// Writes a file atomically: the bytes go to a temporary file beside it, then a rename.
+/// A failure leaves no partial file behind.
+pub fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> Result<()> {
+    use std::io::Write;
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or_else(|| std::path::Path::new("."));
+    if !dir.exists() {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| Error::io(format!("cannot create directory {}", dir.display()), e))?;
+    }
+    let file_name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "out".into());
+    let tmp = dir.join(format!(".{file_name}.tmp{}", std::process::id()));
+    let result = (|| {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if let Err(e) = result {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(Error::io(format!("cannot write {}", path.display()), e));
+    }
+    Ok(())
+}

@@ -1,0 +1,13 @@
+//! kerneltime predicts how long GPU kernels take on a given GPU without running them.
+//!
+//! Read the modules in this order: `device` (GPUs, limits, occupancy), `workload` (what runs),
+//! `model` (the performance models and `Prediction`), then `cli` (the command line, the only
+//! place that knows about flags and output formats). `error` holds the one error type.
+
+pub mod cli;
+pub mod device;
+pub mod error;
+pub mod model;
+pub mod workload;
+
+pub use error::{Error, Result};

@@ -1,0 +1,55 @@
+//! Performance models and their common output, `Prediction`.
+//!
+//! Each model is a pure function of its inputs and a device: no I/O, no global state, the same
+//! inputs give the same prediction. A model that lacks an input returns `Error::MissingInput`
+//! naming it; any default it does use is listed in the prediction's `notes`.
+
+use serde::Serialize;
+
+use crate::workload::Launch;
+
+/// What every model returns: the time, how it was reached and what was assumed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Prediction {
+    /// The model's registry name (`puchala`, `mwp-cwp`, ...).
+    pub model: String,
+    /// The device's name.
+    pub device: String,
+    /// Predicted time in microseconds.
+    pub time_us: f64,
+    /// Predicted core-clock cycles, when the model counts cycles.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cycles: Option<f64>,
+    /// The launch the prediction is for, when the model knows one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub launch: Option<Launch>,
+    /// Parameters of this point (kernel parameters of a sweep), by name.
+    #[serde(skip_serializing_if = "serde_json::Map::is_empty")]
+    pub params: serde_json::Map<String, serde_json::Value>,
+    /// Every intermediate quantity, by name with its unit in the name.
+    pub breakdown: serde_json::Map<String, serde_json::Value>,
+    /// Assumptions and defaults used.
+    pub notes: Vec<String>,
+}
+
+impl Prediction {
+    /// A prediction with no breakdown yet.
+    pub fn new(model: &str, device: &str, time_us: f64) -> Self {
+        Self {
+            model: model.to_string(),
+            device: device.to_string(),
+            time_us,
+            cycles: None,
+            launch: None,
+            params: serde_json::Map::new(),
+            breakdown: serde_json::Map::new(),
+            notes: Vec::new(),
+        }
+    }
+
+    /// Adds one breakdown entry.
+    pub fn with(mut self, key: &str, value: impl Into<serde_json::Value>) -> Self {
+        self.breakdown.insert(key.to_string(), value.into());
+        self
+    }
+}
