@@ -3,6 +3,8 @@
 //! Nothing here knows about a particular model or device; conversions between workload forms
 //! live here so that every model sees the same numbers.
 
+pub mod program;
+
 use serde::Serialize;
 
 /// How a kernel is launched: a grid of blocks, each of `threads_per_block` threads, repeated
