@@ -1,9 +1,12 @@
-//! `kerneltime devices` and `kerneltime device show|check`.
+//! `kerneltime devices` and `kerneltime device show|check|import`.
+//!
+//! `device show` prints each value with a numbered footnote for its source, so that a long
+//! source is printed once. This file only parses flags and prints; the work is in `device`.
 
 use clap::{Args, Subcommand};
 
 use super::print_json;
-use crate::device::{catalogue, Device};
+use crate::device::{catalogue, import, Device};
 use crate::error::Result;
 
 #[derive(Debug, Args)]
@@ -28,6 +31,20 @@ pub enum DeviceCommand {
     /// Check a device description file and print the resolved device.
     Check {
         file: std::path::PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Write a device file from the text printed by CUDA's `deviceQuery` sample (first device).
+    Import {
+        /// A file holding deviceQuery's output.
+        file: std::path::PathBuf,
+        /// Where to write the device file (default: print it).
+        #[arg(short = 'o', long = "output", value_name = "OUT.toml")]
+        output: Option<std::path::PathBuf>,
+        /// Name for the device (default: the name deviceQuery printed).
+        #[arg(long)]
+        name: Option<String>,
+        /// Print the resolved device as JSON (after writing OUT.toml, if given).
         #[arg(long)]
         json: bool,
     },
@@ -72,6 +89,12 @@ pub fn run_device(cmd: &DeviceCommand) -> Result<()> {
     let (device, json) = match cmd {
         DeviceCommand::Show { name, json } => (catalogue::find(name)?.clone(), *json),
         DeviceCommand::Check { file, json } => (Device::load(file)?, *json),
+        DeviceCommand::Import {
+            file,
+            output,
+            name,
+            json,
+        } => return run_import(file, output.as_deref(), name.as_deref(), *json),
     };
     if json {
         return print_json(&device);
@@ -108,11 +131,69 @@ fn print_device(d: &Device) {
             }
         }
     }
-    for (k, v) in rows {
-        let src = d.sources.get(&k).map(String::as_str).unwrap_or("");
-        println!("  {k:<44} {v:<14} {src}");
+    // puchala.* values have no field-level source unless the file gives one: they come with
+    // the file's own `source` (which every product field also carries, e.g. `name`).
+    let file_source = d.sources.get("name");
+    let mut footnotes: Vec<&str> = Vec::new();
+    for (k, v) in &rows {
+        let src = d
+            .sources
+            .get(k)
+            .or_else(|| k.starts_with("puchala").then_some(file_source).flatten());
+        let mark = match src {
+            Some(s) => {
+                let i = footnotes.iter().position(|f| *f == s.as_str()).unwrap_or_else(|| {
+                    footnotes.push(s.as_str());
+                    footnotes.len() - 1
+                });
+                format!("[{}]", i + 1)
+            }
+            None => String::new(),
+        };
+        println!("  {k:<46} {v:<16} {mark}");
     }
     for n in &d.notes {
         println!("  note: {n}");
     }
+    if !footnotes.is_empty() {
+        println!("sources:");
+        for (i, f) in footnotes.iter().enumerate() {
+            println!("  [{}] {f}", i + 1);
+        }
+    }
+}
+
+fn run_import(
+    file: &std::path::Path,
+    output: Option<&std::path::Path>,
+    name: Option<&str>,
+    json: bool,
+) -> Result<()> {
+    let text = super::read_text(file)?;
+    let origin = file.display().to_string();
+    let report = import::parse(&text, &origin)?;
+    let toml = import::to_device_toml(&report, &origin, name)?;
+    let device = Device::from_toml(&toml, &origin)?;
+    match output {
+        Some(out) => {
+            crate::error::write_atomic(out, toml.as_bytes())?;
+            if !json {
+                println!(
+                    "wrote {} ({}: compute capability {}, {} SMs x {} cores, {:.1} GB/s)",
+                    out.display(),
+                    device.name,
+                    device.compute_capability,
+                    device.sm_count,
+                    device.cores_per_sm,
+                    device.memory_bandwidth_gbs
+                );
+            }
+        }
+        None if !json => print!("{toml}"),
+        None => {}
+    }
+    if json {
+        return print_json(&device);
+    }
+    Ok(())
 }

@@ -9,6 +9,7 @@
 //! compute anything about kernels except occupancy (`occupancy`), which depends only on the limits.
 
 pub mod catalogue;
+pub mod import;
 pub mod limits;
 pub mod occupancy;
 
@@ -196,6 +197,10 @@ impl Device {
         let mut sources = BTreeMap::new();
         for field in PRODUCT_FIELDS {
             sources.insert((*field).to_string(), file.source.clone());
+        }
+        if file.warp_schedulers_per_sm.is_none() {
+            // Defaulted from the compute-capability table, so that table is the source.
+            sources.insert("warp_schedulers_per_sm".to_string(), base.source.clone());
         }
         for field in limits::LIMIT_FIELDS {
             let key = format!("limits.{field}");
