@@ -142,10 +142,13 @@ fn print_device(d: &Device) {
             .or_else(|| k.starts_with("puchala").then_some(file_source).flatten());
         let mark = match src {
             Some(s) => {
-                let i = footnotes.iter().position(|f| *f == s.as_str()).unwrap_or_else(|| {
-                    footnotes.push(s.as_str());
-                    footnotes.len() - 1
-                });
+                let i = footnotes
+                    .iter()
+                    .position(|f| *f == s.as_str())
+                    .unwrap_or_else(|| {
+                        footnotes.push(s.as_str());
+                        footnotes.len() - 1
+                    });
                 format!("[{}]", i + 1)
             }
             None => String::new(),

@@ -70,7 +70,12 @@ pub fn parse(text: &str, origin: &str) -> Result<DeviceQueryReport> {
             name = Some(header);
             continue;
         }
-        let bad = |what: &str| Error::file(origin, format!("cannot read the number in `{line}` ({what})"));
+        let bad = |what: &str| {
+            Error::file(
+                origin,
+                format!("cannot read the number in `{line}` ({what})"),
+            )
+        };
         if let Some(v) = line.strip_prefix(CC_LINE) {
             cc = Some(ComputeCapability::parse(v).map_err(|_| bad("MAJOR.MINOR"))?);
         } else if line.contains("Multiprocessors") && line.contains("CUDA Cores/MP") {
@@ -155,14 +160,20 @@ struct Optional {
 
 /// Writes the device file for a report. `origin` (the input file's name) becomes the source;
 /// `name` replaces the name `deviceQuery` printed. The text is checked by loading it back.
-pub fn to_device_toml(report: &DeviceQueryReport, origin: &str, name: Option<&str>) -> Result<String> {
+pub fn to_device_toml(
+    report: &DeviceQueryReport,
+    origin: &str,
+    name: Option<&str>,
+) -> Result<String> {
     let name = name
         .map(str::to_string)
         .or_else(|| report.name.clone())
         .ok_or_else(|| {
             Error::missing(
                 "--name",
-                format!("{origin} has no `Device 0: \"NAME\"` line; give the device a name with --name"),
+                format!(
+                    "{origin} has no `Device 0: \"NAME\"` line; give the device a name with --name"
+                ),
             )
         })?;
     let cc = report.compute_capability;
@@ -203,7 +214,9 @@ pub fn to_device_toml(report: &DeviceQueryReport, origin: &str, name: Option<&st
     t.push_str("\n[sources]\n");
     t.push_str(&format!(
         "base_clock_mhz = {}\n",
-        q(&format!("{source} (GPU Max Clock rate; deviceQuery prints no base clock)"))
+        q(&format!(
+            "{source} (GPU Max Clock rate; deviceQuery prints no base clock)"
+        ))
     ));
     t.push_str(&format!(
         "memory_bandwidth_gbs = {}\n",
@@ -430,12 +443,18 @@ Result = PASS
         assert_eq!(d.name, "My T4");
         assert_eq!(d.limits.max_threads_per_sm, 2048);
         assert_eq!(d.limits.max_warps_per_sm, 64);
-        assert_eq!(d.sources["limits.max_threads_per_sm"], "deviceQuery output x.txt");
+        assert_eq!(
+            d.sources["limits.max_threads_per_sm"],
+            "deviceQuery output x.txt"
+        );
     }
 
     #[test]
     fn a_missing_line_is_named() {
-        let text = T4.replace("  L2 Cache Size:                                 4194304 bytes\n", "");
+        let text = T4.replace(
+            "  L2 Cache Size:                                 4194304 bytes\n",
+            "",
+        );
         let e = parse(&text, "t4.txt").unwrap_err().to_string();
         assert!(e.contains("L2 Cache Size:"), "{e}");
         let e = parse("hello\nworld\n", "x.txt").unwrap_err().to_string();
@@ -444,7 +463,9 @@ Result = PASS
 
     #[test]
     fn only_the_first_device_is_read() {
-        let two = format!("{T4}\nDevice 1: \"Other\"\n  CUDA Capability Major/Minor version number:    8.0\n");
+        let two = format!(
+            "{T4}\nDevice 1: \"Other\"\n  CUDA Capability Major/Minor version number:    8.0\n"
+        );
         let r = parse(&two, "two.txt").unwrap();
         assert_eq!(r.compute_capability, ComputeCapability::new(7, 5));
     }
