@@ -1,6 +1,7 @@
 //! The `kerneltime` binary: parse the command line, run, print the error chain, set the exit code.
 
 fn main() {
+    restore_default_sigpipe();
     let code = match kerneltime::cli::main() {
         Ok(()) => 0,
         Err(err) => {
@@ -19,4 +20,15 @@ fn main() {
         }
     };
     std::process::exit(code);
+}
+
+/// Lets `kerneltime ... | head` end quietly: with the default SIGPIPE action the process exits
+/// when the reader goes away, instead of `println!` panicking on a broken pipe.
+fn restore_default_sigpipe() {
+    #[cfg(unix)]
+    // SAFETY: called once at start-up, before any other thread exists; resetting a signal's
+    // disposition to its default has no other effect on the process.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
 }
