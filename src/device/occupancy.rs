@@ -724,6 +724,38 @@ mod tests {
     }
 
     #[test]
+    fn table_sub_partitions_and_carveouts_agree_with_the_algorithm() {
+        for c in crate::device::limits::known_compute_capabilities() {
+            let l = for_compute_capability(c).unwrap();
+            // One number, two names: the register file's sub-partitions (warp schedulers) and
+            // the granularity a block's warps are rounded to in the per-block register check.
+            assert_eq!(
+                l.warp_allocation_granularity, l.warp_schedulers_per_sm,
+                "{c}"
+            );
+            let kb = |b: u64| u32::try_from(b / 1024).unwrap();
+            let list = &l.shared_memory_carveout_kb;
+            match c.major {
+                // Pool split: prefer L1, equal, prefer shared.
+                3 => {
+                    let sizes: Vec<u32> =
+                        [Carveout::PreferL1, Carveout::PreferEqual, Carveout::Default]
+                            .iter()
+                            .map(|p| kb(preferred_shared_memory_per_sm(c, &l, *p).unwrap()))
+                            .collect();
+                    assert_eq!(&sizes, list, "{c}");
+                }
+                5 | 6 => assert_eq!(list, &vec![l.shared_memory_per_sm_bytes / 1024], "{c}"),
+                _ if c.major >= 7 => {
+                    // The default carve-out is the whole per-SM shared memory, a configuration.
+                    assert!(list.contains(&(l.shared_memory_per_sm_bytes / 1024)), "{c}");
+                }
+                _ => {}
+            }
+        }
+    }
+
+    #[test]
     fn carveout_parse() {
         assert_eq!(Carveout::parse("default").unwrap(), Carveout::Default);
         assert_eq!(Carveout::parse("L1").unwrap(), Carveout::PreferL1);
