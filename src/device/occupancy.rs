@@ -435,10 +435,11 @@ pub fn occupancy_for_limits(
     };
     let by_smem = if allocated_smem > per_block_limit_bytes(cc, l, request + reserved) {
         0
-    } else if allocated_smem == 0 {
-        u64::from(u32::MAX)
     } else {
-        smem_per_sm / allocated_smem
+        // Nothing allocated (no request, nothing reserved): no limit.
+        smem_per_sm
+            .checked_div(allocated_smem)
+            .unwrap_or(u64::from(u32::MAX))
     };
 
     Ok(assemble(

@@ -113,24 +113,23 @@ pub fn wang2019(
     let per_warp = ceil_to(regs * warp, u64::from(l.register_allocation_unit));
     let by_regs = if regs > u64::from(l.max_registers_per_thread) {
         0 // eq 3, first case (unreachable after validation)
-    } else if per_warp == 0 {
-        NO_LIMIT
     } else {
-        let warps_by_regs = floor_to(
-            b_reg_wg / per_warp,
-            u64::from(l.warp_allocation_granularity),
-        ); // eq 4
-        warps_by_regs / warps_per_wg * (b_reg_sm / b_reg_wg.max(1)) // eq 3
+        // No registers (per_warp 0): no limit.
+        b_reg_wg.checked_div(per_warp).map_or(NO_LIMIT, |w| {
+            let warps_by_regs = floor_to(w, u64::from(l.warp_allocation_granularity)); // eq 4
+            warps_by_regs / warps_per_wg * (b_reg_sm / b_reg_wg.max(1)) // eq 3
+        })
     };
 
     let smem = u64::from(r.shared_memory_per_block_bytes);
     let alloc = ceil_to(smem, u64::from(l.shared_memory_allocation_unit_bytes)); // eq 6
     let by_smem = if alloc > u64::from(l.shared_memory_per_block_optin_bytes) {
         0
-    } else if alloc == 0 {
-        NO_LIMIT
     } else {
-        u64::from(l.shared_memory_per_sm_bytes) / alloc // eq 5
+        // eq 5; no shared memory: no limit.
+        u64::from(l.shared_memory_per_sm_bytes)
+            .checked_div(alloc)
+            .unwrap_or(NO_LIMIT)
     };
 
     Ok(assemble(
