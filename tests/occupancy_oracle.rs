@@ -45,14 +45,15 @@ impl Rng {
 
 fn header_dir() -> Option<PathBuf> {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut roots = vec![];
-    if let Ok(tc) = std::env::var("GPU_TC") {
-        roots.push(PathBuf::from(tc));
+    let mut dirs = vec![];
+    if let Ok(home) = std::env::var("CUDA13_HOME") {
+        dirs.push(PathBuf::from(home).join("include"));
     }
-    roots.push(manifest.join(".gpu-toolchain"));
-    roots
-        .into_iter()
-        .map(|r| r.join("cu13/nvidia/cu13/include"))
+    if let Ok(tc) = std::env::var("GPU_TC") {
+        dirs.push(PathBuf::from(tc).join("cu13/nvidia/cu13/include"));
+    }
+    dirs.push(manifest.join(".gpu-toolchain/cu13/nvidia/cu13/include"));
+    dirs.into_iter()
         .find(|d| d.join("cuda_occupancy.h").is_file())
 }
 
@@ -233,10 +234,11 @@ fn exact_occupancy_agrees_with_cuda_occupancy_h() {
         );
         return;
     };
+    let started = Instant::now();
     let Some(oracle) = compile_oracle(&include) else {
         return;
     };
-    let started = Instant::now();
+    let compiled_s = started.elapsed().as_secs_f64();
 
     let three = ComputeCapability::new(3, 0);
     let mut configs: Vec<Config> = catalogue::all()
@@ -342,13 +344,15 @@ fn exact_occupancy_agrees_with_cuda_occupancy_h() {
         }
     }
     eprintln!(
-        "occupancy oracle: {} cases over {} configurations ({} catalogue devices, {} compute capabilities), {} mismatches, {:.2} s",
+        "occupancy oracle ({}): {} cases over {} configurations ({} catalogue devices, {} compute capabilities), {} mismatches, {:.2} s (g++ {:.2} s)",
+        include.display(),
         cases.len(),
         configs.len(),
         catalogue_configs,
         configs.len() - catalogue_configs,
         mismatches.len(),
-        started.elapsed().as_secs_f64()
+        started.elapsed().as_secs_f64(),
+        compiled_s
     );
     assert!(
         mismatches.is_empty(),

@@ -756,6 +756,54 @@ mod tests {
         }
     }
 
+    proptest::proptest! {
+        /// No input panics; a result is consistent (the minimum of the limits, every limiter
+        /// equal to it, occupancy within 0..1); a rejection names a flag.
+        #[test]
+        fn any_input_gives_a_consistent_result_or_a_flag_error(
+            t in proptest::prelude::any::<u32>(),
+            r in proptest::prelude::any::<u32>(),
+            s in proptest::prelude::any::<u32>(),
+            small in 0u32..2048,
+            pick in 0usize..64,
+            carve in 0u32..130,
+            variant in 0usize..3,
+        ) {
+            let ccs = crate::device::limits::known_compute_capabilities();
+            let c = ccs[pick % ccs.len()];
+            let l = for_compute_capability(c).unwrap();
+            let carveout = match carve {
+                101 => Carveout::Default,
+                102 => Carveout::PreferL1,
+                103 => Carveout::PreferShared,
+                104 => Carveout::PreferEqual,
+                p => Carveout::Percent(p),
+            };
+            let opts = OccupancyOptions { carveout };
+            for b in [block(t, r, s), block(small, small / 8, small * 64)] {
+                let result = match variant {
+                    0 => occupancy_for_limits(c, &l, &b, &opts),
+                    1 => paper::wu2019(c, &l, &b),
+                    _ => paper::wang2019(c, &l, &b),
+                };
+                match result {
+                    Ok(o) => {
+                        let all = [
+                            o.blocks_limit_blocks,
+                            o.blocks_limit_warps,
+                            o.blocks_limit_registers,
+                            o.blocks_limit_shared_memory,
+                        ];
+                        proptest::prop_assert_eq!(o.active_blocks_per_sm, *all.iter().min().unwrap());
+                        proptest::prop_assert!(!o.limited_by.is_empty());
+                        proptest::prop_assert!((0.0..=1.0).contains(&o.occupancy));
+                    }
+                    Err(e) => proptest::prop_assert!(e.to_string().starts_with("--"), "{}", e),
+                }
+            }
+        }
+    }
+
     #[test]
     fn carveout_parse() {
         assert_eq!(Carveout::parse("default").unwrap(), Carveout::Default);
