@@ -60,7 +60,7 @@ pub fn run(args: &OccupancyArgs) -> Result<()> {
             );
             m.insert(
                 "max_warps_per_sm".into(),
-                (device.limits.max_threads_per_sm / 32).into(),
+                device.limits.max_warps_per_sm.into(),
             );
         }
         return print_json(&v);
@@ -77,8 +77,7 @@ pub fn run(args: &OccupancyArgs) -> Result<()> {
     println!("  active blocks per SM  {}", occ.active_blocks_per_sm);
     println!(
         "  active warps per SM   {} of {}",
-        occ.active_warps_per_sm,
-        device.limits.max_threads_per_sm / 32
+        occ.active_warps_per_sm, device.limits.max_warps_per_sm
     );
     println!("  occupancy             {:.3}", occ.occupancy);
     let show = |v: u32| {

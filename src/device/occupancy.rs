@@ -5,7 +5,8 @@
 //! (CUDA 13.x, function `cudaOccMaxActiveBlocksPerMultiprocessor` and the helpers it calls) for
 //! compute capability 3.0 to 12.x, re-implemented here from the header's arithmetic:
 //!
-//! - *warps*: `floor(max_threads_per_sm / 32 / ceil(T / 32))`; a block above the per-block thread
+//! - *warps*: `floor(max_warps_per_sm / ceil(T / 32))` (the header divides its threads per SM by
+//!   32; the table keeps both equal); a block above the per-block thread
 //!   limit is rejected.
 //! - *registers*: a warp gets `R * 32` registers rounded up to the allocation unit (256). The
 //!   register file is split evenly over the SM's sub-partitions (one per warp scheduler), so the SM
@@ -401,8 +402,14 @@ pub fn occupancy_for_limits(
     options: &OccupancyOptions,
 ) -> Result<Occupancy> {
     validate(cc, l, r)?;
+    if l.register_allocation_granularity != "warp" {
+        return Err(Error::invalid(
+            "limits.register_allocation_granularity",
+            "only per-warp register allocation (compute capability 2.0 and newer) is modelled",
+        ));
+    }
     let warps = u64::from(r.threads_per_block.div_ceil(WARP_SIZE));
-    let max_warps = u64::from(l.max_threads_per_sm / WARP_SIZE);
+    let max_warps = u64::from(l.max_warps_per_sm);
 
     // Warps.
     let by_warps = max_warps / warps;
