@@ -6,8 +6,7 @@
 //! compute capability 3.0 to 12.x, re-implemented here from the header's arithmetic:
 //!
 //! - *warps*: `floor(max_warps_per_sm / ceil(T / 32))` (the header divides its threads per SM by
-//!   32; the table keeps both equal); a block above the per-block thread
-//!   limit is rejected.
+//!   32; the table keeps both equal); a block above the per-block thread limit is rejected.
 //! - *registers*: a warp gets `R * 32` registers rounded up to the allocation unit (256). The
 //!   register file is split evenly over the SM's sub-partitions (one per warp scheduler), so the SM
 //!   holds `sub_partitions * floor((registers_per_sm / sub_partitions) / per_warp)` warps, and
