@@ -56,7 +56,11 @@ pub(crate) fn parse(text: &str, origin: &str) -> Result<Parsed> {
         let line = *line;
         let cell = |i: usize| cells[i].as_str();
         if cell(gpu).is_empty() || cell(kernel).is_empty() {
-            return Err(line_error(origin, line, "`gpu` and `kernel` must not be empty"));
+            return Err(line_error(
+                origin,
+                line,
+                "`gpu` and `kernel` must not be empty",
+            ));
         }
         let t = number(cell(duration), "duration_s", origin, line, false)? * 1e6;
         let t = check_time(t, "duration_s", origin, line)?;
@@ -66,9 +70,18 @@ pub(crate) fn parse(text: &str, origin: &str) -> Result<Parsed> {
             let mut v = [0u64; 3];
             for (k, i) in cols.iter().enumerate() {
                 let name = format!("{what}_{}", ["x", "y", "z"][k]);
-                v[k] = whole(number(cell(*i), &name, origin, line, false)?, &name, origin, line)?;
+                v[k] = whole(
+                    number(cell(*i), &name, origin, line, false)?,
+                    &name,
+                    origin,
+                    line,
+                )?;
                 if v[k] == 0 {
-                    return Err(line_error(origin, line, format!("`{name}` must be at least 1")));
+                    return Err(line_error(
+                        origin,
+                        line,
+                        format!("`{name}` must be at least 1"),
+                    ));
                 }
             }
             Ok(Dim3::new(v[0], v[1], v[2]))
@@ -123,7 +136,11 @@ pub(crate) fn parse(text: &str, origin: &str) -> Result<Parsed> {
                 continue;
             };
             if v < 0.0 {
-                return Err(line_error(origin, line, format!("`{name}` must not be negative")));
+                return Err(line_error(
+                    origin,
+                    line,
+                    format!("`{name}` must not be negative"),
+                ));
             }
             let slot = match *name {
                 "achieved_occupancy" => &mut c.achieved_occupancy,
@@ -197,7 +214,10 @@ Rodinia:hotspot-GPU.csv,GTX-680,,,rodinia,calculate_temp,512,2,0.000125,32,32,1,
     fn malformed_rows_name_file_and_line() {
         let bad = TABLE.replace("0.000125", "soon");
         let e = parse_text(&bad, "m.csv", None).unwrap_err().to_string();
-        assert!(e.contains("m.csv") && e.contains("line 3") && e.contains("duration_s"), "{e}");
+        assert!(
+            e.contains("m.csv") && e.contains("line 3") && e.contains("duration_s"),
+            "{e}"
+        );
         let bad = TABLE.replace(",32,32,1,16,", ",32,0,1,16,");
         let e = parse_text(&bad, "m.csv", None).unwrap_err().to_string();
         assert!(e.contains("line 3") && e.contains("grid_y"), "{e}");

@@ -25,8 +25,8 @@
 //! This reader does not convert device names against the catalogue.
 
 use super::{
-    check_time, find_line, line_error, number, optional_number, param_value, read_csv, whole,
-    Dim3, Measurement, Parsed,
+    check_time, find_line, line_error, number, optional_number, param_value, read_csv, whole, Dim3,
+    Measurement, Parsed,
 };
 use crate::error::{Error, Result};
 
@@ -132,9 +132,10 @@ pub(crate) fn parse(text: &str, origin: &str) -> Result<Parsed> {
         }
         if let Some(i) = api {
             if let Some(v) = optional_number(&cells[i], "launch_api_us", origin, line, false)? {
-                m.launch_api_us = Some(crate::error::non_negative("launch_api_us", v).map_err(
-                    |e| line_error(origin, line, e),
-                )?);
+                m.launch_api_us = Some(
+                    crate::error::non_negative("launch_api_us", v)
+                        .map_err(|e| line_error(origin, line, e))?,
+                );
             }
         }
         if let Some(i) = samples {
@@ -144,7 +145,8 @@ pub(crate) fn parse(text: &str, origin: &str) -> Result<Parsed> {
         }
         for (i, pname) in &params {
             if !cells[*i].is_empty() {
-                m.params.insert((*pname).to_string(), param_value(&cells[*i]));
+                m.params
+                    .insert((*pname).to_string(), param_value(&cells[*i]));
             }
         }
         out.push(m);
@@ -228,11 +230,17 @@ dwt_lattice,,2;2;1,32x8,,,2,
     #[test]
     fn malformed_rows_name_file_and_line() {
         let e = err("kernel,time_us\nk,1\nk,abc\n");
-        assert!(e.contains("bad.csv") && e.contains("line 3") && e.contains("time_us"), "{e}");
+        assert!(
+            e.contains("bad.csv") && e.contains("line 3") && e.contains("time_us"),
+            "{e}"
+        );
         let e = err("kernel,time_us\nk,1\nk,-2\n");
         assert!(e.contains("line 3") && e.contains("above zero"), "{e}");
         let e = err("kernel,time_us\nk,1,7\n");
-        assert!(e.contains("line 2") && e.contains("expected 2 fields"), "{e}");
+        assert!(
+            e.contains("line 2") && e.contains("expected 2 fields"),
+            "{e}"
+        );
         let e = err("kernel,time_us,blocks\nk,1,0\n");
         assert!(e.contains("line 2") && e.contains("blocks"), "{e}");
         let e = err("kernel,time_us\n,1\n");

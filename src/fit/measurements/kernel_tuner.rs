@@ -39,7 +39,10 @@ pub(crate) fn parse(text: &str, origin: &str) -> Result<Parsed> {
         .ok_or_else(|| Error::file(origin, "a Kernel Tuner cache must be a JSON object"))?;
     let field = |name: &str| {
         obj.get(name).ok_or_else(|| {
-            Error::file(origin, format!("the Kernel Tuner cache has no `{name}` field"))
+            Error::file(
+                origin,
+                format!("the Kernel Tuner cache has no `{name}` field"),
+            )
         })
     };
     let kernel = field("kernel_name")?
@@ -74,9 +77,13 @@ pub(crate) fn parse(text: &str, origin: &str) -> Result<Parsed> {
     let mut failed = 0usize;
     for (key, entry) in cache {
         let line = line_of(&text_used, cache_at, key);
-        let e = entry
-            .as_object()
-            .ok_or_else(|| line_error(origin, line, format!("cache entry \"{key}\" is not an object")))?;
+        let e = entry.as_object().ok_or_else(|| {
+            line_error(
+                origin,
+                line,
+                format!("cache entry \"{key}\" is not an object"),
+            )
+        })?;
         let time_ms = match e.get("time") {
             Some(Value::Number(n)) => n.as_f64().unwrap_or(f64::NAN),
             Some(Value::String(_)) => {
@@ -204,7 +211,11 @@ mod tests {
 
     #[test]
     fn an_open_cache_is_read() {
-        let open = CACHE.trim_end().trim_end_matches('}').trim_end().trim_end_matches('}');
+        let open = CACHE
+            .trim_end()
+            .trim_end_matches('}')
+            .trim_end()
+            .trim_end_matches('}');
         let open = format!("{},\n", open.trim_end());
         let set = parse_text(&open, "open.json", None).unwrap();
         assert_eq!(set.measurements.len(), 2);
@@ -213,16 +224,27 @@ mod tests {
     #[test]
     fn malformed_entries_name_file_and_line() {
         let bad = CACHE.replace("\"time\": 0.0425", "\"time\": -1");
-        let e = parse_text(&bad, "cache.json", None).unwrap_err().to_string();
-        assert!(e.contains("cache.json") && e.contains("line 12") && e.contains("time"), "{e}");
+        let e = parse_text(&bad, "cache.json", None)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("cache.json") && e.contains("line 12") && e.contains("time"),
+            "{e}"
+        );
         let bad = CACHE.replace("\"time\": 0.05,", "");
-        let e = parse_text(&bad, "cache.json", None).unwrap_err().to_string();
+        let e = parse_text(&bad, "cache.json", None)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("line 10") && e.contains("time"), "{e}");
         let bad = CACHE.replace("\"tile\": 2, ", "\"tile\" 2, ");
-        let e = parse_text(&bad, "cache.json", None).unwrap_err().to_string();
+        let e = parse_text(&bad, "cache.json", None)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("line 12") && e.contains("JSON"), "{e}");
         let bad = CACHE.replace("\"kernel_name\": \"vector_add\",", "");
-        let e = parse_text(&bad, "cache.json", None).unwrap_err().to_string();
+        let e = parse_text(&bad, "cache.json", None)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("kernel_name"), "{e}");
     }
 }

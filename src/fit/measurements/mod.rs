@@ -482,8 +482,7 @@ pub(crate) fn read_csv(
             }
         }
     }
-    let (header_line, header) =
-        header.ok_or_else(|| Error::file(origin, "no CSV header found"))?;
+    let (header_line, header) = header.ok_or_else(|| Error::file(origin, "no CSV header found"))?;
     Ok(CsvTable {
         header,
         header_line,
@@ -609,7 +608,11 @@ pub(crate) fn strip_device_index(name: &str) -> String {
 pub(crate) fn is_launch_api(name: &str) -> bool {
     matches!(
         name,
-        "cudaLaunchKernel" | "cuLaunchKernel" | "cudaLaunch" | "cuLaunchKernelEx" | "cudaLaunchKernelExC"
+        "cudaLaunchKernel"
+            | "cuLaunchKernel"
+            | "cudaLaunch"
+            | "cuLaunchKernelEx"
+            | "cudaLaunchKernelExC"
     )
 }
 
@@ -743,7 +746,10 @@ mod tests {
         let e = parse_text("kernel,time_us\n", "empty.csv", None)
             .unwrap_err()
             .to_string();
-        assert!(e.contains("empty.csv") && e.contains("no kernel measurements"), "{e}");
+        assert!(
+            e.contains("empty.csv") && e.contains("no kernel measurements"),
+            "{e}"
+        );
     }
 
     #[test]

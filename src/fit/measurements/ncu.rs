@@ -62,7 +62,12 @@ fn parse_details(table: &super::CsvTable, origin: &str) -> Result<Parsed> {
         let this_id = if cells[id].is_empty() {
             last_id.ok_or_else(|| line_error(origin, line, "`ID` is empty"))?
         } else {
-            whole(number(&cells[id], "ID", origin, line, true)?, "ID", origin, line)?
+            whole(
+                number(&cells[id], "ID", origin, line, true)?,
+                "ID",
+                origin,
+                line,
+            )?
         };
         last_id = Some(this_id);
         let entry = match launches.entry(this_id) {
@@ -129,7 +134,10 @@ fn parse_raw(table: &super::CsvTable, origin: &str) -> Result<Parsed> {
         line_error(
             origin,
             *units_line,
-            format!("unknown time unit \"{}\" for {}", units[time], table.header[time]),
+            format!(
+                "unknown time unit \"{}\" for {}",
+                units[time], table.header[time]
+            ),
         )
     })?;
     let grid = table.column("Grid Size");
@@ -145,7 +153,13 @@ fn parse_raw(table: &super::CsvTable, origin: &str) -> Result<Parsed> {
         let v = number(&cells[time], &table.header[time], origin, line, true)?;
         let regs = match regs {
             Some(i) if !cells[i].is_empty() => {
-                let r = number(&cells[i], "launch__registers_per_thread", origin, line, true)?;
+                let r = number(
+                    &cells[i],
+                    "launch__registers_per_thread",
+                    origin,
+                    line,
+                    true,
+                )?;
                 Some(whole(r, "launch__registers_per_thread", origin, line)? as u32)
             }
             _ => None,
@@ -251,8 +265,14 @@ mod tests {
         let bad = DETAILS.replace("\"msecond\"", "\"fortnight\"");
         let e = parse_text(&bad, "ncu.csv", None).unwrap_err().to_string();
         assert!(e.contains("line 7") && e.contains("unit"), "{e}");
-        let bad = DETAILS.replace("gpu__time_duration.sum\",\"msecond", "sm__cycles.sum\",\"cycle");
+        let bad = DETAILS.replace(
+            "gpu__time_duration.sum\",\"msecond",
+            "sm__cycles.sum\",\"cycle",
+        );
         let e = parse_text(&bad, "ncu.csv", None).unwrap_err().to_string();
-        assert!(e.contains("line 7") && e.contains("gpu__time_duration"), "{e}");
+        assert!(
+            e.contains("line 7") && e.contains("gpu__time_duration"),
+            "{e}"
+        );
     }
 }

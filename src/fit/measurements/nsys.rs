@@ -25,14 +25,25 @@ fn time_factor(header: &str, origin: &str, line: usize) -> Result<f64> {
     match header_unit(header) {
         None => Ok(1e-3),
         Some(u) => time_unit_us(u).ok_or_else(|| {
-            line_error(origin, line, format!("unknown time unit in column `{header}`"))
+            line_error(
+                origin,
+                line,
+                format!("unknown time unit in column `{header}`"),
+            )
         }),
     }
 }
 
 pub(crate) fn parse_kern_sum(text: &str, origin: &str) -> Result<Parsed> {
-    let start = find_line(text, |l| l.contains("Instances") && l.contains("Total Time"))
-        .ok_or_else(|| Error::file(origin, "no cuda_gpu_kern_sum header (\"Total Time\", \"Instances\") found"))?;
+    let start = find_line(text, |l| {
+        l.contains("Instances") && l.contains("Total Time")
+    })
+    .ok_or_else(|| {
+        Error::file(
+            origin,
+            "no cuda_gpu_kern_sum header (\"Total Time\", \"Instances\") found",
+        )
+    })?;
     let table = read_csv(text, origin, start, true, false)?;
     let hl = table.header_line;
     let find = |prefixes: &[&str]| {
@@ -78,8 +89,13 @@ pub(crate) fn parse_kern_sum(text: &str, origin: &str) -> Result<Parsed> {
 }
 
 pub(crate) fn parse_trace(text: &str, origin: &str) -> Result<Parsed> {
-    let start = find_line(text, |l| l.contains("GrdX") && l.contains("Duration"))
-        .ok_or_else(|| Error::file(origin, "no cuda_gpu_trace header (\"Duration\", \"GrdX\") found"))?;
+    let start =
+        find_line(text, |l| l.contains("GrdX") && l.contains("Duration")).ok_or_else(|| {
+            Error::file(
+                origin,
+                "no cuda_gpu_trace header (\"Duration\", \"GrdX\") found",
+            )
+        })?;
     let table = read_csv(text, origin, start, true, false)?;
     let hl = table.header_line;
     let by_prefix = |p: &str| table.header.iter().position(|h| h.starts_with(p));
@@ -88,8 +104,16 @@ pub(crate) fn parse_trace(text: &str, origin: &str) -> Result<Parsed> {
     let dur_factor = time_factor(&table.header[dur], origin, hl)?;
     let name = table.require(origin, "Name")?;
     let device = table.column("Device");
-    let g = [table.column("GrdX"), table.column("GrdY"), table.column("GrdZ")];
-    let b = [table.column("BlkX"), table.column("BlkY"), table.column("BlkZ")];
+    let g = [
+        table.column("GrdX"),
+        table.column("GrdY"),
+        table.column("GrdZ"),
+    ];
+    let b = [
+        table.column("BlkX"),
+        table.column("BlkY"),
+        table.column("BlkZ"),
+    ];
     let regs = table.column("Reg/Trd");
     let smem = |p: &str| -> Result<Option<(usize, f64)>> {
         match by_prefix(p) {
@@ -97,7 +121,11 @@ pub(crate) fn parse_trace(text: &str, origin: &str) -> Result<Parsed> {
             Some(i) => {
                 let unit = header_unit(&table.header[i]).unwrap_or("B");
                 let f = size_unit_bytes(unit).ok_or_else(|| {
-                    line_error(origin, hl, format!("unknown size unit in `{}`", table.header[i]))
+                    line_error(
+                        origin,
+                        hl,
+                        format!("unknown size unit in `{}`", table.header[i]),
+                    )
                 })?;
                 Ok(Some((i, f)))
             }
@@ -223,7 +251,10 @@ Processing [report1.sqlite] with [cuda_gpu_kern_sum.py]...
     fn malformed_rows_name_file_and_line() {
         let bad = SUM.replace("9800.0", "fast");
         let e = parse_text(&bad, "sum.csv", None).unwrap_err().to_string();
-        assert!(e.contains("sum.csv") && e.contains("line 6") && e.contains("Med"), "{e}");
+        assert!(
+            e.contains("sum.csv") && e.contains("line 6") && e.contains("Med"),
+            "{e}"
+        );
         let bad = TRACE.replace("\"12,500\"", "\"-3\"");
         let e = parse_text(&bad, "trace.csv", None).unwrap_err().to_string();
         assert!(e.contains("line 4") && e.contains("above zero"), "{e}");

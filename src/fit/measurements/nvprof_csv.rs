@@ -24,10 +24,13 @@ pub(crate) fn parse(text: &str, origin: &str) -> Result<Parsed> {
         cells.len() > 2 && cells[0] == "Start" && cells[1] == "Duration"
     })
     .ok_or_else(|| {
-        crate::error::Error::file(origin, "no nvprof CSV header (\"Start\",\"Duration\",...) found")
+        crate::error::Error::file(
+            origin,
+            "no nvprof CSV header (\"Start\",\"Duration\",...) found",
+        )
     })?;
     let table = read_csv(text, origin, start, true, false)?;
-    let start_col = table.require(origin, "Start")?;
+    table.require(origin, "Start")?;
     let dur = table.require(origin, "Duration")?;
     let name = table.require(origin, "Name")?;
     let device = table.column("Device");
@@ -55,7 +58,6 @@ pub(crate) fn parse(text: &str, origin: &str) -> Result<Parsed> {
             ),
         )
     })?;
-    let _ = start_col;
     let size_factor = |i: Option<usize>| -> Result<f64> {
         match i {
             Some(i) => size_unit_bytes(&units[i]).ok_or_else(|| {
@@ -102,11 +104,13 @@ pub(crate) fn parse(text: &str, origin: &str) -> Result<Parsed> {
         if !dev.is_empty() {
             m.device = Some(strip_device_index(dev));
         }
-        m.grid = dim3(&cells, [gx, gy, gz], &table.header, origin, line)?;
-        m.block = dim3(&cells, [bx, by, bz], &table.header, origin, line)?;
+        m.grid = dim3(cells, [gx, gy, gz], &table.header, origin, line)?;
+        m.block = dim3(cells, [bx, by, bz], &table.header, origin, line)?;
         let mut c = Counters::default();
         if let Some(i) = regs {
-            if let Some(v) = optional_number(&cells[i], "Registers Per Thread", origin, line, false)? {
+            if let Some(v) =
+                optional_number(&cells[i], "Registers Per Thread", origin, line, false)?
+            {
                 c.regs_per_thread = Some(whole(v, "Registers Per Thread", origin, line)? as u32);
             }
         }
@@ -115,7 +119,8 @@ pub(crate) fn parse(text: &str, origin: &str) -> Result<Parsed> {
             (dsmem, ds_factor, &mut c.dynamic_smem_bytes),
         ] {
             if let Some(i) = idx {
-                if let Some(v) = optional_number(&cells[i], &table.header[i], origin, line, false)? {
+                if let Some(v) = optional_number(&cells[i], &table.header[i], origin, line, false)?
+                {
                     *slot = Some((v * factor).round() as u64);
                 }
             }
@@ -199,7 +204,10 @@ ms,us,,,,,,,,KB,B,KB,GB/s,,,,,,,
     fn malformed_rows_name_file_and_line() {
         let bad = TRACE.replace("0.300000,2.000000,8", "0.300000,two,8");
         let e = parse_text(&bad, "trace.csv", None).unwrap_err().to_string();
-        assert!(e.contains("trace.csv") && e.contains("line 9") && e.contains("Duration"), "{e}");
+        assert!(
+            e.contains("trace.csv") && e.contains("line 9") && e.contains("Duration"),
+            "{e}"
+        );
         let bad = TRACE.replace(",131\n", ",131,extra\n");
         let e = parse_text(&bad, "trace.csv", None).unwrap_err().to_string();
         assert!(e.contains("line 9") && e.contains("fields"), "{e}");

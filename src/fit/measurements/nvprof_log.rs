@@ -54,7 +54,10 @@ pub(crate) fn parse(text: &str, origin: &str) -> Result<Parsed> {
             line_error(
                 origin,
                 line,
-                format!("expected a start time such as 326.70ms, got \"{}\"", words[0]),
+                format!(
+                    "expected a start time such as 326.70ms, got \"{}\"",
+                    words[0]
+                ),
             )
         })?;
         let duration_us = time_with_unit(words[1]).ok_or_else(|| {
@@ -71,7 +74,7 @@ pub(crate) fn parse(text: &str, origin: &str) -> Result<Parsed> {
             }
             continue;
         }
-        if rest.iter().any(|w| *w == "[CUDA") || t.contains("[CUDA ") {
+        if t.contains("[CUDA ") {
             continue;
         }
         let (name_at, kernel) = kernel_name(rest);
@@ -147,7 +150,10 @@ fn is_separator(word: &str) -> bool {
     let unit = &word[digits.len()..];
     !digits.is_empty()
         && digits.parse::<f64>().is_ok()
-        && matches!(unit, "B" | "KB" | "MB" | "GB" | "B/s" | "KB/s" | "MB/s" | "GB/s")
+        && matches!(
+            unit,
+            "B" | "KB" | "MB" | "GB" | "B/s" | "KB/s" | "MB/s" | "GB/s"
+        )
 }
 
 /// The device: the words before the kernel name (and before a `(N)` device index with its
@@ -254,7 +260,10 @@ mod tests {
     fn malformed_lines_name_file_and_line() {
         let bad = LOG.replace("220.36ms  850.25us", "220.36ms  850.25parsecs");
         let e = parse_text(&bad, "run.log", None).unwrap_err().to_string();
-        assert!(e.contains("run.log") && e.contains("line 12") && e.contains("duration"), "{e}");
+        assert!(
+            e.contains("run.log") && e.contains("line 12") && e.contains("duration"),
+            "{e}"
+        );
         let bad = LOG.replace("221.30ms  31.300us", "garbage here");
         let e = parse_text(&bad, "run.log", None).unwrap_err().to_string();
         assert!(e.contains("line 13") && e.contains("start time"), "{e}");
