@@ -35,7 +35,10 @@ fn check_series(model_us: &[f64], measured_us: &[f64]) -> Result<()> {
         ));
     }
     if measured_us.is_empty() {
-        return Err(Error::invalid("measured_us", "needs at least one measurement"));
+        return Err(Error::invalid(
+            "measured_us",
+            "needs at least one measurement",
+        ));
     }
     for (k, (&m, &d)) in model_us.iter().zip(measured_us).enumerate() {
         crate::error::non_negative(&format!("model_us[{k}]"), m)?;
@@ -110,7 +113,10 @@ fn aggregate_triples(items: impl Iterator<Item = (usize, f64, f64)>) -> Result<A
         max = max.max(mx);
     }
     if count == 0 {
-        return Err(Error::invalid("experiments", "needs at least one experiment"));
+        return Err(Error::invalid(
+            "experiments",
+            "needs at least one experiment",
+        ));
     }
     Ok(Aggregate {
         experiments: count,
@@ -194,11 +200,7 @@ pub fn comparison_accuracy(
 
 /// eq 22: mean of the experiments' mean comparison errors, maximum of their maxima.
 pub fn aggregate_comparisons(experiments: &[ComparisonAccuracy]) -> Result<Aggregate> {
-    aggregate_triples(
-        experiments
-            .iter()
-            .map(|e| (e.n, e.mean_error, e.max_error)),
-    )
+    aggregate_triples(experiments.iter().map(|e| (e.n, e.mean_error, e.max_error)))
 }
 
 #[cfg(test)]
@@ -255,13 +257,12 @@ mod tests {
     fn eq21_22_comparison_error_by_hand() {
         // R_d = 10/5 = 2, 20/10 = 2; R_m = 12/5 = 2.4, 18/10 = 1.8
         // errors |2 - 2.4|/2 = 0.2, |2 - 1.8|/2 = 0.1
-        let c = comparison_accuracy(&[12.0, 18.0], &[10.0, 20.0], &[5.0, 10.0], &[5.0, 10.0])
-            .unwrap();
+        let c =
+            comparison_accuracy(&[12.0, 18.0], &[10.0, 20.0], &[5.0, 10.0], &[5.0, 10.0]).unwrap();
         assert!(close(c.measured_ratios[0], 2.0) && close(c.model_ratios[0], 2.4));
         assert!(close(c.mean_error, 0.15));
         assert!(close(c.max_error, 0.2));
-        let perfect =
-            comparison_accuracy(&[4.0], &[8.0], &[2.0], &[4.0]).unwrap(); // R_m = R_d = 2
+        let perfect = comparison_accuracy(&[4.0], &[8.0], &[2.0], &[4.0]).unwrap(); // R_m = R_d = 2
         assert!(close(perfect.max_error, 0.0));
         let agg = aggregate_comparisons(&[c, perfect]).unwrap();
         assert!(close(agg.mean_error, 0.075));
@@ -270,10 +271,19 @@ mod tests {
 
     #[test]
     fn bad_series_are_errors_naming_the_field() {
-        assert!(ratios(&[1.0], &[1.0, 2.0]).unwrap_err().to_string().contains("model_us"));
+        assert!(ratios(&[1.0], &[1.0, 2.0])
+            .unwrap_err()
+            .to_string()
+            .contains("model_us"));
         assert!(ratios(&[], &[]).is_err());
-        assert!(ratios(&[1.0], &[0.0]).unwrap_err().to_string().contains("measured_us[0]"));
-        assert!(ratios(&[f64::NAN], &[1.0]).unwrap_err().to_string().contains("model_us[0]"));
+        assert!(ratios(&[1.0], &[0.0])
+            .unwrap_err()
+            .to_string()
+            .contains("measured_us[0]"));
+        assert!(ratios(&[f64::NAN], &[1.0])
+            .unwrap_err()
+            .to_string()
+            .contains("model_us[0]"));
         assert!(aggregate(&[]).is_err());
         assert!(comparison_accuracy(&[1.0], &[1.0], &[0.0], &[1.0])
             .unwrap_err()
