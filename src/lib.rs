@@ -7,6 +7,8 @@
 pub mod cli;
 pub mod device;
 pub mod error;
+pub mod eval;
+pub mod fit;
 pub mod model;
 pub mod workload;
 

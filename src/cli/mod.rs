@@ -5,6 +5,7 @@
 //! and picks the exit code.
 
 mod devices;
+mod measurements;
 mod occupancy;
 mod predict;
 
@@ -36,6 +37,8 @@ pub enum Command {
     Occupancy(occupancy::OccupancyArgs),
     /// Predict a kernel's time with one model.
     Predict(predict::PredictArgs),
+    /// Summarize a measurement file: rows, kernels, devices, time range.
+    Measurements(measurements::MeasurementsArgs),
 }
 
 /// Parses the process arguments and runs the command.
@@ -51,6 +54,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Device(c) => devices::run_device(&c),
         Command::Occupancy(a) => occupancy::run(&a),
         Command::Predict(a) => predict::run(&a),
+        Command::Measurements(a) => measurements::run(&a),
     }
 }
 

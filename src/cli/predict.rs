@@ -11,7 +11,7 @@ use super::DeviceSelection;
 use crate::error::{Error, Result};
 
 /// The models `predict --model` accepts.
-pub const MODELS: &[&str] = &[];
+pub const MODELS: &[&str] = &["roofline"];
 
 #[derive(Debug, Args)]
 pub struct PredictArgs {
@@ -99,8 +99,8 @@ pub struct PredictArgs {
 
 pub fn run(args: &PredictArgs) -> Result<()> {
     let model = args.model.as_str();
-    #[allow(clippy::match_single_binding)]
     match model {
+        "roofline" => run_roofline(args),
         _ => Err(Error::invalid(
             "--model",
             format!(
@@ -109,4 +109,41 @@ pub fn run(args: &PredictArgs) -> Result<()> {
             ),
         )),
     }
+}
+
+/// `--model roofline`: flops and DRAM bytes from `--inputs FILE.toml`.
+fn run_roofline(args: &PredictArgs) -> Result<()> {
+    use crate::model::roofline::{predict, RooflineInputs};
+    let device = args.device.resolve()?;
+    let path = args.inputs.as_ref().ok_or_else(|| {
+        Error::missing(
+            "--inputs",
+            "the roofline model needs --inputs FILE.toml with `flops` and `dram_bytes` (optional `launch_overhead_us`)",
+        )
+    })?;
+    let text = super::read_text(path)?;
+    let inputs = RooflineInputs::from_toml(&text, &path.display().to_string())?;
+    let p = predict(&device, &inputs)?;
+    if args.json {
+        return super::print_json(&p);
+    }
+    let b = &p.breakdown;
+    let num = |k: &str| b.get(k).and_then(|v| v.as_f64()).unwrap_or(f64::NAN);
+    println!("{} on {}: {:.3} us", p.model, p.device, p.time_us);
+    println!("  compute      {:.3} us", num("compute_us"));
+    println!("  memory       {:.3} us", num("memory_us"));
+    println!("  launch       {:.3} us", num("launch_us"));
+    println!(
+        "  bound        {}",
+        b.get("bound").and_then(|v| v.as_str()).unwrap_or("?")
+    );
+    println!(
+        "  intensity    {:.3} FLOP/B (ridge point {:.3} FLOP/B)",
+        num("arithmetic_intensity_flop_per_byte"),
+        num("ridge_point_flop_per_byte")
+    );
+    for n in &p.notes {
+        println!("  note: {n}");
+    }
+    Ok(())
 }

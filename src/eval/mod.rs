@@ -1,0 +1,2 @@
+//! Judging models against measurements: accuracy metrics (`metrics`).
+pub mod metrics;

@@ -1,0 +1,2 @@
+//! Fitting models to measured kernel times: reading measurement files (`measurements`).
+pub mod measurements;
