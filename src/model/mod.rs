@@ -4,6 +4,11 @@
 //! inputs give the same prediction. A model that lacks an input returns `Error::MissingInput`
 //! naming it; any default it does use is listed in the prediction's `notes`.
 
+pub mod hong_kim;
+pub mod microbench;
+pub mod mwp_cwp;
+pub mod wu;
+
 use serde::Serialize;
 
 use crate::workload::Launch;
