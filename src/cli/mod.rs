@@ -4,6 +4,7 @@
 //! Each command has its own file. Errors are returned, never printed here; `main` prints them
 //! and picks the exit code.
 
+mod analytical;
 mod devices;
 mod occupancy;
 mod predict;
@@ -36,6 +37,8 @@ pub enum Command {
     Occupancy(occupancy::OccupancyArgs),
     /// Predict a kernel's time with one model.
     Predict(predict::PredictArgs),
+    /// The threads per block that minimise a model's predicted time (wu2019), with the curve.
+    BestBlock(analytical::BestBlockArgs),
 }
 
 /// Parses the process arguments and runs the command.
@@ -51,6 +54,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Device(c) => devices::run_device(&c),
         Command::Occupancy(a) => occupancy::run(&a),
         Command::Predict(a) => predict::run(&a),
+        Command::BestBlock(a) => analytical::run_best_block(&a),
     }
 }
 
