@@ -265,10 +265,10 @@ mod tests {
         assert_eq!(r.rep, 1.0);
         // Case 2: 4380 * 20 / 2.28125 + 132 / 6 * 1.28125 = 38400 + 28.1875 = 38428.1875.
         assert_eq!(r.case, HongKimCase::MemoryBound);
-        assert!((r.exec_cycles_app - 38_428.1875).abs() < 1e-6);
+        assert!((r.exec_cycles_app - 38_428.187_5).abs() < 1e-6);
         // Synch: 320 * (min(2.28125, 4) - 1) * 6 * 5 * 1 = 12300; total 50728.19.
         assert!((r.synch_cost - 12_300.0).abs() < 1e-6);
-        assert!((r.exec_cycles_with_synch - 50_728.1875).abs() < 1e-6);
+        assert!((r.exec_cycles_with_synch - 50_728.187_5).abs() < 1e-6);
         // The paper's own (MWP rounded to 2.28) total is about 50738: within 0.1 %.
         assert!((r.exec_cycles_with_synch - 50_738.0).abs() / 50_738.0 < 1e-3);
     }
