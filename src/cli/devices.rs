@@ -121,6 +121,17 @@ fn print_device(d: &Device) {
                         }
                     }
                 }
+                ("microbenchmarks", serde_json::Value::Object(m)) => {
+                    if let Some(serde_json::Value::Object(lat)) = m.get("latency_cycles") {
+                        let warps = m.get("warps").map(|w| w.to_string()).unwrap_or_default();
+                        for (bk, bv) in lat {
+                            rows.push((
+                                format!("microbenchmarks.{bk}"),
+                                format!("{bv} @ warps {warps}"),
+                            ));
+                        }
+                    }
+                }
                 ("puchala", serde_json::Value::Object(p)) => {
                     for (pk, pv) in p {
                         rows.push((format!("puchala.{pk}"), pv.to_string()));

@@ -4,6 +4,7 @@
 //! Each command has its own file. Errors are returned, never printed here; `main` prints them
 //! and picks the exit code.
 
+mod analytical;
 mod devices;
 mod measurements;
 mod occupancy;
@@ -39,6 +40,8 @@ pub enum Command {
     Predict(predict::PredictArgs),
     /// Summarize a measurement file: rows, kernels, devices, time range.
     Measurements(measurements::MeasurementsArgs),
+    /// The threads per block that minimise a model's predicted time (wu2019), with the curve.
+    BestBlock(analytical::BestBlockArgs),
 }
 
 /// Parses the process arguments and runs the command.
@@ -55,6 +58,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Occupancy(a) => occupancy::run(&a),
         Command::Predict(a) => predict::run(&a),
         Command::Measurements(a) => measurements::run(&a),
+        Command::BestBlock(a) => analytical::run_best_block(&a),
     }
 }
 

@@ -11,7 +11,7 @@ use super::DeviceSelection;
 use crate::error::{Error, Result};
 
 /// The models `predict --model` accepts.
-pub const MODELS: &[&str] = &["roofline"];
+pub const MODELS: &[&str] = &["roofline", "mwp-cwp", "hong-kim", "wu"];
 
 #[derive(Debug, Args)]
 pub struct PredictArgs {
@@ -101,6 +101,7 @@ pub fn run(args: &PredictArgs) -> Result<()> {
     let model = args.model.as_str();
     match model {
         "roofline" => run_roofline(args),
+        "mwp-cwp" | "hong-kim" | "wu" => super::analytical::run_predict(model, args),
         _ => Err(Error::invalid(
             "--model",
             format!(

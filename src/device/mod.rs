@@ -11,6 +11,7 @@
 pub mod catalogue;
 pub mod import;
 pub mod limits;
+pub mod microbenchmarks;
 pub mod occupancy;
 
 use std::collections::BTreeMap;
@@ -21,6 +22,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 pub use limits::{ComputeCapabilityLimits, LimitsOverride};
+pub use microbenchmarks::Microbenchmarks;
 
 /// A compute capability such as 8.6.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -110,6 +112,9 @@ pub struct DeviceFile {
     /// puchala2022 `t_p`/`t_m` per algorithm (key: the built-in kernel name, e.g. `dwt-matrix`).
     #[serde(default)]
     pub puchala: BTreeMap<String, PuchalaParams>,
+    /// Micro-benchmarked latencies (parra2016 Table 4.3 form), with their own source.
+    #[serde(default)]
+    pub microbenchmarks: Option<Microbenchmarks>,
     /// Free-form notes shown by `device show`.
     #[serde(default)]
     pub notes: Vec<String>,
@@ -137,6 +142,9 @@ pub struct Device {
     pub l1_shared_per_sm_bytes: u64,
     pub limits: ComputeCapabilityLimits,
     pub puchala: BTreeMap<String, PuchalaParams>,
+    /// Micro-benchmarked latencies, when measured for this device.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub microbenchmarks: Option<Microbenchmarks>,
     /// Source of every value, by field name.
     pub sources: BTreeMap<String, String>,
     pub notes: Vec<String>,
@@ -218,7 +226,8 @@ impl Device {
             let known = PRODUCT_FIELDS.contains(&k.as_str())
                 || k.strip_prefix("limits.")
                     .is_some_and(|f| limits::LIMIT_FIELDS.contains(&f))
-                || k.starts_with("puchala");
+                || k.starts_with("puchala")
+                || k.starts_with("microbenchmarks");
             if !known {
                 return Err(Error::invalid(
                     format!("sources.{k}"),
@@ -226,6 +235,15 @@ impl Device {
                 ));
             }
             sources.insert(k.clone(), v.clone());
+        }
+
+        if let Some(m) = &file.microbenchmarks {
+            m.validate()?;
+            for bench in m.latency_cycles.keys() {
+                sources
+                    .entry(format!("microbenchmarks.{bench}"))
+                    .or_insert_with(|| m.source.clone());
+            }
         }
 
         Ok(Device {
@@ -248,6 +266,7 @@ impl Device {
             l1_shared_per_sm_bytes: file.l1_shared_per_sm_bytes,
             limits,
             puchala: file.puchala,
+            microbenchmarks: file.microbenchmarks,
             sources,
             notes: file.notes,
         })

@@ -5,6 +5,10 @@
 //! naming it; any default it does use is listed in the prediction's `notes`.
 
 pub mod roofline;
+pub mod hong_kim;
+pub mod microbench;
+pub mod mwp_cwp;
+pub mod wu;
 
 use serde::Serialize;
 

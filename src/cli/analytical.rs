@@ -1,0 +1,465 @@
+//! The analytical models on the command line: `predict --model mwp-cwp|hong-kim|wu --inputs FILE`
+//! and `best-block --model wu --inputs FILE`, with the `--cpu-time-us` speedup.
+//!
+//! Time: with `--device`/`--device-file` cycles become microseconds through the device's clock
+//! (`Device::cycles_to_us`); without a device, through the inputs file's own clock field
+//! (`freq_ghz` or `freq_mhz`), and the prediction says so in its notes. This file only reads flags,
+//! calls the library and prints or writes results; the arithmetic is in `model::*`.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+use serde::Serialize;
+
+use super::predict::PredictArgs;
+use super::{print_json, read_text, DeviceSelection};
+use crate::device::Device;
+use crate::error::{write_atomic, Error, Result};
+use crate::model::{hong_kim, mwp_cwp, wu, Prediction};
+use crate::workload::analytical::{HongKimInputs, MwpCwpInputs, WuInputs};
+
+/// The analytical models `predict` dispatches here.
+pub const ANALYTICAL_MODELS: &[&str] = &["mwp-cwp", "hong-kim", "wu"];
+
+/// Runs `predict` for one analytical model.
+pub fn run_predict(model: &str, args: &PredictArgs) -> Result<()> {
+    let path = args.inputs.as_deref().ok_or_else(|| {
+        Error::missing(
+            "--inputs",
+            format!("the {model} model reads an analytical inputs file: --inputs FILE.toml"),
+        )
+    })?;
+    let device = args.device.resolve_optional()?;
+    let text = read_text(path)?;
+    let mut p = predict_text(model, &text, &path.display().to_string(), device.as_ref())?;
+    if let Some(cpu) = args.cpu_time_us {
+        let s = wu::speedup(cpu, p.time_us)?;
+        p.breakdown.insert("cpu_time_us".into(), cpu.into());
+        p.breakdown.insert("speedup".into(), s.into());
+    }
+    if args.json {
+        return print_json(&p);
+    }
+    print!("{}", render_prediction(&p));
+    Ok(())
+}
+
+/// Reads an inputs file's text and predicts with one analytical model (the library path that the
+/// CLI uses; `origin` names the file in errors).
+pub fn predict_text(
+    model: &str,
+    text: &str,
+    origin: &str,
+    device: Option<&Device>,
+) -> Result<Prediction> {
+    let device_name = device.map_or_else(
+        || "none (clock from the inputs file)".to_string(),
+        |d| d.name.clone(),
+    );
+    match model {
+        "mwp-cwp" => {
+            let resolved = MwpCwpInputs::from_toml(text, origin, device)?;
+            let r = mwp_cwp::predict(&resolved.inputs)?;
+            let mut notes = resolved.notes;
+            let us = to_us(
+                r.t_exec,
+                device,
+                resolved.inputs.freq_ghz * 1000.0,
+                "freq_ghz",
+                &mut notes,
+            );
+            let mut p = r.to_prediction(&device_name, us);
+            p.notes.extend(notes);
+            Ok(p)
+        }
+        "hong-kim" => {
+            let resolved = HongKimInputs::from_toml(text, origin, device)?;
+            let r = hong_kim::predict(&resolved.inputs)?;
+            let mut notes = resolved.notes;
+            let us = to_us(
+                r.exec_cycles_with_synch,
+                device,
+                resolved.inputs.freq_ghz * 1000.0,
+                "freq_ghz",
+                &mut notes,
+            );
+            let mut p = r.to_prediction(&device_name, us);
+            p.notes.extend(notes);
+            Ok(p)
+        }
+        "wu" => {
+            let resolved = WuInputs::from_toml(text, origin, device)?;
+            let r = wu::predict(&resolved.inputs)?;
+            let mut notes = resolved.notes;
+            let us = to_us(
+                r.exec_cycles_sm,
+                device,
+                resolved.inputs.freq_mhz,
+                "freq_mhz",
+                &mut notes,
+            );
+            let mut p = r.to_prediction(&device_name, us);
+            p.notes.extend(notes);
+            Ok(p)
+        }
+        other => Err(Error::invalid(
+            "--model",
+            format!(
+                "`{other}` is not an analytical model; these are: {}",
+                ANALYTICAL_MODELS.join(", ")
+            ),
+        )),
+    }
+}
+
+/// Cycles to microseconds: the device clock when there is a device, else the file's clock.
+fn to_us(
+    cycles: f64,
+    device: Option<&Device>,
+    file_clock_mhz: f64,
+    field: &str,
+    notes: &mut Vec<String>,
+) -> f64 {
+    match device {
+        Some(d) => {
+            if (d.core_clock_mhz - file_clock_mhz).abs() > 1e-9 * d.core_clock_mhz {
+                notes.push(format!(
+                    "the inputs file's {field} ({file_clock_mhz} MHz) differs from {}'s core clock ({} MHz); time uses the device clock",
+                    d.name, d.core_clock_mhz
+                ));
+            }
+            d.cycles_to_us(cycles)
+        }
+        None => {
+            notes.push(format!(
+                "no device given: cycles become time with the inputs file's {field} ({file_clock_mhz} MHz)"
+            ));
+            cycles / file_clock_mhz
+        }
+    }
+}
+
+fn render_prediction(p: &Prediction) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "model   {}", p.model);
+    let _ = writeln!(out, "device  {}", p.device);
+    if let Some(c) = p.cycles {
+        let _ = writeln!(out, "cycles  {c:.2}");
+    }
+    let _ = writeln!(out, "time    {:.3} us", p.time_us);
+    if let Some(s) = p.breakdown.get("speedup").and_then(|v| v.as_f64()) {
+        let _ = writeln!(out, "speedup {s:.2}x over the given single-thread CPU time");
+    }
+    let _ = writeln!(out, "breakdown:");
+    for (k, v) in &p.breakdown {
+        let shown = match v {
+            serde_json::Value::Number(n) => n
+                .as_f64()
+                .map_or_else(|| n.to_string(), |f| format!("{f:.4}")),
+            serde_json::Value::String(s) => s.clone(),
+            serde_json::Value::Null => "none".into(),
+            other => other.to_string(),
+        };
+        let _ = writeln!(out, "  {k:<26} {shown}");
+    }
+    for n in &p.notes {
+        let _ = writeln!(out, "note: {n}");
+    }
+    out
+}
+
+// ---------------------------------------------------------------------------------------------
+// best-block
+
+/// `kerneltime best-block`: the block size that minimises wu2019's predicted time.
+#[derive(Debug, Args)]
+pub struct BestBlockArgs {
+    /// The model (only `wu` has a block-size cost function).
+    #[arg(long, default_value = "wu")]
+    pub model: String,
+    /// A wu analytical inputs file (TOML).
+    #[arg(long, value_name = "FILE.toml")]
+    pub inputs: PathBuf,
+    #[command(flatten)]
+    pub device: DeviceSelection,
+    /// Write best_block.json, best_block.csv and best_block.svg into this directory.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// One row of the block-size curve as reported.
+#[derive(Debug, Clone, Serialize)]
+pub struct CurvePoint {
+    pub threads_per_block: u32,
+    pub feasible: bool,
+    pub cycles: Option<f64>,
+    pub time_us: Option<f64>,
+    pub blocks_active: Option<f64>,
+    pub warps_active: Option<f64>,
+    pub block_limiter: Option<wu::BlockLimiter>,
+    pub dominant: Option<&'static str>,
+    pub reason: Option<String>,
+}
+
+/// The whole `best-block` report.
+#[derive(Debug, Clone, Serialize)]
+pub struct BestBlockReport {
+    pub model: String,
+    pub device: String,
+    pub max_threads_per_block: u32,
+    pub best_threads_per_block: u32,
+    pub best_cycles: f64,
+    pub best_time_us: f64,
+    pub curve: Vec<CurvePoint>,
+    pub notes: Vec<String>,
+}
+
+/// Runs `best-block`.
+pub fn run_best_block(args: &BestBlockArgs) -> Result<()> {
+    if args.model != "wu" {
+        return Err(Error::invalid(
+            "--model",
+            format!(
+                "best-block needs a model with a block-size cost function: only `wu`, got `{}`",
+                args.model
+            ),
+        ));
+    }
+    let device = args.device.resolve_optional()?;
+    let text = read_text(&args.inputs)?;
+    let report = best_block_report(&text, &args.inputs.display().to_string(), device.as_ref())?;
+    if let Some(dir) = &args.out {
+        write_best_block(&report, dir)?;
+    }
+    if args.json {
+        return print_json(&report);
+    }
+    println!(
+        "best threads per block: {} ({:.2} cycles, {:.3} us) on {}",
+        report.best_threads_per_block, report.best_cycles, report.best_time_us, report.device
+    );
+    println!(
+        "{:>8} {:>14} {:>12} {:>7}  limiter / reason",
+        "threads", "cycles", "time_us", "blocks"
+    );
+    for c in &report.curve {
+        match (c.cycles, c.time_us, c.blocks_active) {
+            (Some(cy), Some(t), Some(b)) => println!(
+                "{:>8} {:>14.2} {:>12.3} {:>7}  {:?}, {}",
+                c.threads_per_block,
+                cy,
+                t,
+                b,
+                c.block_limiter.unwrap_or(wu::BlockLimiter::Blocks),
+                c.dominant.unwrap_or("")
+            ),
+            _ => println!(
+                "{:>8} {:>14} {:>12} {:>7}  {}",
+                c.threads_per_block,
+                "-",
+                "-",
+                0,
+                c.reason.as_deref().unwrap_or("")
+            ),
+        }
+    }
+    for n in &report.notes {
+        println!("note: {n}");
+    }
+    if let Some(dir) = &args.out {
+        println!(
+            "wrote best_block.json, best_block.csv, best_block.svg in {}",
+            dir.display()
+        );
+    }
+    Ok(())
+}
+
+/// Sweeps the block size for a wu inputs file (library path of `best-block`).
+pub fn best_block_report(
+    text: &str,
+    origin: &str,
+    device: Option<&Device>,
+) -> Result<BestBlockReport> {
+    // The swept field replaces threads_per_block; a file may leave it out.
+    let mut table: toml::Table =
+        toml::from_str(text).map_err(|e| Error::file(origin, e.message().to_string()))?;
+    table
+        .entry("threads_per_block")
+        .or_insert(toml::Value::Integer(32));
+    let text = toml::to_string(&table).map_err(|e| Error::file(origin, e))?;
+    let resolved = WuInputs::from_toml(&text, origin, device)?;
+    let mut notes = resolved.notes;
+    let (max_threads, why) = match (device, resolved.inputs.max_threads_per_block) {
+        (Some(d), _) => (
+            d.limits.max_threads_per_block,
+            format!("{}'s limits.max_threads_per_block", d.name),
+        ),
+        (None, Some(m)) => (
+            m as u32,
+            "the inputs file's max_threads_per_block".to_string(),
+        ),
+        (None, None) => (
+            1024,
+            "SPEC.md section 3's default of 1024 (no device, no max_threads_per_block in the file)"
+                .to_string(),
+        ),
+    };
+    notes.push(format!(
+        "block sizes swept: multiples of {} up to {max_threads} ({why})",
+        resolved.inputs.warp_size
+    ));
+    let points = wu::sweep_block_sizes(&resolved.inputs, max_threads)?;
+    let mut clock_notes = Vec::new();
+    let to_time = |cycles: f64, transfer_us: f64, notes: &mut Vec<String>| {
+        to_us(cycles, device, resolved.inputs.freq_mhz, "freq_mhz", notes) + transfer_us
+    };
+    let curve: Vec<CurvePoint> = points
+        .iter()
+        .map(|p| match &p.result {
+            Ok(r) => CurvePoint {
+                threads_per_block: p.threads_per_block,
+                feasible: true,
+                cycles: Some(r.exec_cycles_sm),
+                time_us: Some(to_time(r.exec_cycles_sm, r.transfer_us, &mut clock_notes)),
+                blocks_active: Some(r.blocks_active),
+                warps_active: Some(r.warps_active),
+                block_limiter: Some(r.block_limiter),
+                dominant: Some(r.dominant),
+                reason: None,
+            },
+            Err(why) => CurvePoint {
+                threads_per_block: p.threads_per_block,
+                feasible: false,
+                cycles: None,
+                time_us: None,
+                blocks_active: Some(0.0),
+                warps_active: None,
+                block_limiter: None,
+                dominant: None,
+                reason: Some(why.clone()),
+            },
+        })
+        .collect();
+    clock_notes.dedup();
+    notes.extend(clock_notes);
+    let (best_t, best) = wu::best_block(&points).ok_or_else(|| {
+        Error::Infeasible(format!(
+            "no block size from {} to {max_threads} threads can run on an SM with these inputs",
+            resolved.inputs.warp_size
+        ))
+    })?;
+    let best_time_us = to_time(best.exec_cycles_sm, best.transfer_us, &mut Vec::new());
+    Ok(BestBlockReport {
+        model: "wu".into(),
+        device: device.map_or_else(
+            || "none (clock from the inputs file)".to_string(),
+            |d| d.name.clone(),
+        ),
+        max_threads_per_block: max_threads,
+        best_threads_per_block: best_t,
+        best_cycles: best.exec_cycles_sm,
+        best_time_us,
+        curve,
+        notes,
+    })
+}
+
+/// Writes the report as JSON, CSV and an SVG line chart, each atomically.
+pub fn write_best_block(report: &BestBlockReport, dir: &Path) -> Result<()> {
+    let json = serde_json::to_string_pretty(report)
+        .map_err(|e| Error::invalid("json", format!("cannot serialize output: {e}")))?;
+    write_atomic(&dir.join("best_block.json"), json.as_bytes())?;
+    write_atomic(&dir.join("best_block.csv"), curve_csv(report).as_bytes())?;
+    let svg = curve_svg(report).map_err(|e| Error::file(dir.join("best_block.svg"), e))?;
+    write_atomic(&dir.join("best_block.svg"), svg.as_bytes())
+}
+
+fn curve_csv(report: &BestBlockReport) -> String {
+    let mut out = String::from(
+        "threads_per_block,feasible,cycles,time_us,blocks_active,warps_active,block_limiter,dominant,reason\n",
+    );
+    let num = |v: Option<f64>| v.map(|x| x.to_string()).unwrap_or_default();
+    for c in &report.curve {
+        let limiter = c
+            .block_limiter
+            .and_then(|l| serde_json::to_value(l).ok())
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default();
+        let reason = c.reason.as_deref().unwrap_or("").replace('"', "'");
+        let _ = writeln!(
+            out,
+            "{},{},{},{},{},{},{},{},\"{}\"",
+            c.threads_per_block,
+            c.feasible,
+            num(c.cycles),
+            num(c.time_us),
+            num(c.blocks_active),
+            num(c.warps_active),
+            limiter,
+            c.dominant.unwrap_or(""),
+            reason
+        );
+    }
+    out
+}
+
+fn curve_svg(report: &BestBlockReport) -> std::result::Result<String, String> {
+    use plotters::prelude::*;
+    let pts: Vec<(f64, f64)> = report
+        .curve
+        .iter()
+        .filter_map(|c| c.time_us.map(|t| (f64::from(c.threads_per_block), t)))
+        .collect();
+    let x_max = f64::from(report.max_threads_per_block) + 32.0;
+    let y_max = pts.iter().map(|p| p.1).fold(0.0_f64, f64::max).max(1e-9) * 1.1;
+    let mut buf = String::new();
+    {
+        let root = SVGBackend::with_string(&mut buf, (800, 500)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| e.to_string())?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(
+                format!(
+                    "wu2019 model on {}: best {} threads per block",
+                    report.device, report.best_threads_per_block
+                ),
+                ("sans-serif", 18),
+            )
+            .margin(15)
+            .x_label_area_size(40)
+            .y_label_area_size(80)
+            .build_cartesian_2d(0.0..x_max, 0.0..y_max)
+            .map_err(|e| e.to_string())?;
+        chart
+            .configure_mesh()
+            .x_desc("threads per block")
+            .y_desc("predicted time (us)")
+            .draw()
+            .map_err(|e| e.to_string())?;
+        chart
+            .draw_series(LineSeries::new(pts.iter().copied(), &BLUE))
+            .map_err(|e| e.to_string())?;
+        chart
+            .draw_series(
+                pts.iter()
+                    .map(|&(x, y)| Circle::new((x, y), 3, BLUE.filled())),
+            )
+            .map_err(|e| e.to_string())?;
+        chart
+            .draw_series(std::iter::once(Circle::new(
+                (
+                    f64::from(report.best_threads_per_block),
+                    report.best_time_us,
+                ),
+                6,
+                RED.filled(),
+            )))
+            .map_err(|e| e.to_string())?;
+        root.present().map_err(|e| e.to_string())?;
+    }
+    Ok(buf)
+}
