@@ -332,7 +332,18 @@ fn device_check_lists_microbenchmarks_with_source() {
         .lines()
         .find(|l| l.contains("microbenchmarks.global_memory_read"))
         .unwrap_or_else(|| panic!("{out}"));
-    assert!(line.contains("402") && line.contains("Table 4.3"), "{line}");
+    assert!(line.contains("402"), "{line}");
+    // `device show`/`check` print each source once, as a numbered footnote: follow the number.
+    let mark = line
+        .rsplit('[')
+        .next()
+        .and_then(|t| t.strip_suffix(']'))
+        .unwrap_or_else(|| panic!("no footnote mark in {line}"));
+    let footnote = out
+        .lines()
+        .find(|l| l.trim_start().starts_with(&format!("[{mark}]")))
+        .unwrap_or_else(|| panic!("footnote [{mark}] missing in {out}"));
+    assert!(footnote.contains("Table 4.3"), "{footnote}");
 }
 
 #[test]
