@@ -3,6 +3,7 @@
 //! Nothing here knows about a particular model or device; conversions between workload forms
 //! live here so that every model sees the same numbers.
 
+pub mod params;
 pub mod program;
 
 use serde::Serialize;
