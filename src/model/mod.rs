@@ -4,6 +4,8 @@
 //! inputs give the same prediction. A model that lacks an input returns `Error::MissingInput`
 //! naming it; any default it does use is listed in the prediction's `notes`.
 
+pub mod puchala;
+
 use serde::Serialize;
 
 use crate::workload::Launch;
