@@ -7,6 +7,8 @@
 mod devices;
 mod occupancy;
 mod predict;
+mod puchala;
+mod puchala_plot;
 
 use std::path::{Path, PathBuf};
 
@@ -36,6 +38,12 @@ pub enum Command {
     Occupancy(occupancy::OccupancyArgs),
     /// Predict a kernel's time with one model.
     Predict(predict::PredictArgs),
+    /// Simulate one core package running a kernel program (puchala2022 Algorithm 2).
+    Simulate(puchala::SimulateArgs),
+    /// Reproduce a paper's modelled results (puchala2022: the DWT matrix/lattice grid).
+    Reproduce(puchala::ReproduceArgs),
+    /// Explain the formulas behind a kernel (dwt-matrix, dwt-lattice), with values.
+    Explain(puchala::ExplainArgs),
 }
 
 /// Parses the process arguments and runs the command.
@@ -51,6 +59,9 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Device(c) => devices::run_device(&c),
         Command::Occupancy(a) => occupancy::run(&a),
         Command::Predict(a) => predict::run(&a),
+        Command::Simulate(a) => puchala::run_simulate(&a),
+        Command::Reproduce(a) => puchala::run_reproduce(&a),
+        Command::Explain(a) => puchala::run_explain(&a),
     }
 }
 

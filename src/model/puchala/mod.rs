@@ -9,6 +9,7 @@
 
 pub mod kernel;
 pub mod kernels;
+pub mod paper;
 pub mod simulate;
 
 use crate::device::Device;
