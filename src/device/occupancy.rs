@@ -55,7 +55,10 @@ pub fn occupancy(device: &Device, r: &BlockResources) -> Result<Occupancy> {
     } else {
         l.registers_per_sm / (r.registers_per_thread * 32 * warps)
     };
-    let by_smem = l.shared_memory_per_sm_bytes.checked_div(r.shared_memory_per_block_bytes).unwrap_or(u32::MAX);
+    let by_smem = l
+        .shared_memory_per_sm_bytes
+        .checked_div(r.shared_memory_per_block_bytes)
+        .unwrap_or(u32::MAX);
     let active = by_blocks.min(by_warps).min(by_regs).min(by_smem);
     let mut limited_by = vec![];
     for (lim, v) in [

@@ -76,13 +76,21 @@ impl RepeatCount {
     /// The count's value for these parameters: a fixed number, or the expression evaluated
     /// with whole-number arithmetic (`/` truncates as in C). `what` names the count in errors.
     pub fn evaluate(&self, params: &ParamValues, what: &str) -> Result<u64> {
+        self.evaluate_lazy(params, &|| what.to_string())
+    }
+
+    /// As [`RepeatCount::evaluate`], building the name for errors only when one occurs.
+    fn evaluate_lazy(&self, params: &ParamValues, what: &dyn Fn() -> String) -> Result<u64> {
         match self {
             RepeatCount::Fixed(n) => Ok(*n),
             RepeatCount::Param(text) => {
-                let expr = Expr::parse(text).map_err(|m| Error::invalid(what, m))?;
+                let expr = Expr::parse(text).map_err(|m| Error::invalid(what(), m))?;
                 let v = expr.eval(params, what)?;
                 u64::try_from(v).map_err(|_| {
-                    Error::invalid(what, format!("`{text}` evaluates to {v}, a negative count"))
+                    Error::invalid(
+                        what(),
+                        format!("`{text}` evaluates to {v}, a negative count"),
+                    )
                 })
             }
         }
@@ -146,17 +154,17 @@ fn expand_into(ops: &[Op], params: &ParamValues, path: &str, out: &mut Vec<Instr
             Op::Load(c) => (OpKind::Load, *c),
             Op::Store(c) => (OpKind::Store, *c),
             Op::Repeat { count, ops: body } => {
-                let here = format!("{path}[{i}]");
-                let n = count.evaluate(params, &format!("{here}.repeat"))?;
+                let here = || format!("{path}[{i}]");
+                let n = count.evaluate_lazy(params, &|| format!("{}.repeat", here()))?;
                 let start = out.len();
                 if n > 0 {
-                    expand_into(body, params, &format!("{here}.ops"), out)?;
+                    expand_into(body, params, &format!("{}.ops", here()), out)?;
                 }
                 let body_len = out.len() - start;
                 let total = (n as u128) * (body_len as u128) + start as u128;
                 if total > MAX_EXPANDED_OPS as u128 {
                     return Err(Error::invalid(
-                        format!("{here}.repeat"),
+                        format!("{}.repeat", here()),
                         format!(
                             "repeating {body_len} operations {n} times exceeds the limit of {MAX_EXPANDED_OPS} operations"
                         ),
@@ -168,7 +176,9 @@ fn expand_into(ops: &[Op], params: &ParamValues, path: &str, out: &mut Vec<Instr
                 continue;
             }
         };
-        crate::error::non_negative(&format!("{path}[{i}] ({} cycles)", kind.name()), cycles)?;
+        if !(cycles.is_finite() && cycles >= 0.0) {
+            crate::error::non_negative(&format!("{path}[{i}] ({} cycles)", kind.name()), cycles)?;
+        }
         if out.len() >= MAX_EXPANDED_OPS {
             return Err(Error::invalid(
                 path,
@@ -444,8 +454,8 @@ impl Expr {
         }
     }
 
-    fn eval(&self, params: &ParamValues, what: &str) -> Result<i64> {
-        let overflow = || Error::invalid(what, "the count overflows");
+    fn eval(&self, params: &ParamValues, what: &dyn Fn() -> String) -> Result<i64> {
+        let overflow = || Error::invalid(what(), "the count overflows");
         Ok(match self {
             Expr::Num(n) => *n,
             Expr::Name(name) => {
@@ -453,14 +463,15 @@ impl Expr {
                     Error::missing(
                         format!("--param {name}"),
                         format!(
-                            "{what} uses parameter `{name}`; give it with --param {name}=VALUE"
+                            "{} uses parameter `{name}`; give it with --param {name}=VALUE",
+                            what()
                         ),
                     )
                 })?;
                 whole(v).ok_or_else(|| {
                     Error::invalid(
                         format!("--param {name}"),
-                        format!("must be a whole number for {what}, got {v}"),
+                        format!("must be a whole number for {}, got {v}", what()),
                     )
                 })?
             }
@@ -472,7 +483,7 @@ impl Expr {
                     '-' => a.checked_sub(b),
                     '*' => a.checked_mul(b),
                     '/' | '%' if b == 0 => {
-                        return Err(Error::invalid(what, "divides by zero"));
+                        return Err(Error::invalid(what(), "divides by zero"));
                     }
                     '/' => a.checked_div(b),
                     _ => a.checked_rem(b),
