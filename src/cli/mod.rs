@@ -9,6 +9,8 @@ mod devices;
 mod measurements;
 mod occupancy;
 mod predict;
+mod puchala;
+mod puchala_plot;
 
 use std::path::{Path, PathBuf};
 
@@ -42,6 +44,12 @@ pub enum Command {
     Measurements(measurements::MeasurementsArgs),
     /// The threads per block that minimise a model's predicted time (wu2019), with the curve.
     BestBlock(analytical::BestBlockArgs),
+    /// Simulate one core package running a kernel program (puchala2022 Algorithm 2).
+    Simulate(puchala::SimulateArgs),
+    /// Reproduce a paper's modelled results (puchala2022: the DWT matrix/lattice grid).
+    Reproduce(puchala::ReproduceArgs),
+    /// Explain the formulas behind a kernel (dwt-matrix, dwt-lattice), with values.
+    Explain(puchala::ExplainArgs),
 }
 
 /// Parses the process arguments and runs the command.
@@ -59,6 +67,9 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Predict(a) => predict::run(&a),
         Command::Measurements(a) => measurements::run(&a),
         Command::BestBlock(a) => analytical::run_best_block(&a),
+        Command::Simulate(a) => puchala::run_simulate(&a),
+        Command::Reproduce(a) => puchala::run_reproduce(&a),
+        Command::Explain(a) => puchala::run_explain(&a),
     }
 }
 

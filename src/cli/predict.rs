@@ -11,7 +11,7 @@ use super::DeviceSelection;
 use crate::error::{Error, Result};
 
 /// The models `predict --model` accepts.
-pub const MODELS: &[&str] = &["roofline", "mwp-cwp", "hong-kim", "wu"];
+pub const MODELS: &[&str] = &["roofline", "mwp-cwp", "hong-kim", "wu", "puchala"];
 
 #[derive(Debug, Args)]
 pub struct PredictArgs {
@@ -102,6 +102,7 @@ pub fn run(args: &PredictArgs) -> Result<()> {
     match model {
         "roofline" => run_roofline(args),
         "mwp-cwp" | "hong-kim" | "wu" => super::analytical::run_predict(model, args),
+        "puchala" => super::puchala::run_predict(args),
         _ => Err(Error::invalid(
             "--model",
             format!(

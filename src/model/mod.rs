@@ -4,10 +4,11 @@
 //! inputs give the same prediction. A model that lacks an input returns `Error::MissingInput`
 //! naming it; any default it does use is listed in the prediction's `notes`.
 
-pub mod roofline;
 pub mod hong_kim;
 pub mod microbench;
 pub mod mwp_cwp;
+pub mod puchala;
+pub mod roofline;
 pub mod wu;
 
 use serde::Serialize;
