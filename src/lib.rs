@@ -7,6 +7,7 @@
 pub mod cli;
 pub mod device;
 pub mod error;
+pub mod fit;
 pub mod model;
 pub mod workload;
 
