@@ -4,6 +4,9 @@
 //! inputs give the same prediction. A model that lacks an input returns `Error::MissingInput`
 //! naming it; any default it does use is listed in the prediction's `notes`.
 
+pub mod lsla;
+pub mod lslag;
+
 use serde::Serialize;
 
 use crate::workload::Launch;
