@@ -7,11 +7,13 @@
 //! - [`rank`]: rank correlations (Kendall's tau-b with ties in O(n log n), Spearman's rho) and
 //!   Pearson's r.
 //! - [`split`]: a small seeded pseudo-random generator of our own and train/test splits.
+//! - [`lslag`]: reading LSLAG measurement files; fitting the LSLAG and LSLA cost functions.
 //!
 //! What this module does NOT do: it is not a general linear-algebra library (no sparse matrices,
 //! no SIMD, no problems with thousands of columns), it never reads files itself (callers pass
 //! text), and it does not pick a model: callers build the design matrix.
 
+pub mod lslag;
 pub mod matrix;
 pub mod nnls;
 pub mod ols;
