@@ -5,6 +5,7 @@
 //! and picks the exit code.
 
 mod devices;
+mod lslag;
 mod occupancy;
 mod predict;
 
@@ -36,6 +37,9 @@ pub enum Command {
     Occupancy(occupancy::OccupancyArgs),
     /// Predict a kernel's time with one model.
     Predict(predict::PredictArgs),
+    /// LSLAG: fit the linear architecture model to measurements, or cost a mapped LSLA graph.
+    #[command(subcommand)]
+    Lslag(lslag::LslagCommand),
 }
 
 /// Parses the process arguments and runs the command.
@@ -51,6 +55,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Device(c) => devices::run_device(&c),
         Command::Occupancy(a) => occupancy::run(&a),
         Command::Predict(a) => predict::run(&a),
+        Command::Lslag(c) => lslag::run(&c),
     }
 }
 

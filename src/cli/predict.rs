@@ -11,7 +11,7 @@ use super::DeviceSelection;
 use crate::error::{Error, Result};
 
 /// The models `predict --model` accepts.
-pub const MODELS: &[&str] = &[];
+pub const MODELS: &[&str] = &["lslag"];
 
 #[derive(Debug, Args)]
 pub struct PredictArgs {
@@ -101,6 +101,7 @@ pub fn run(args: &PredictArgs) -> Result<()> {
     let model = args.model.as_str();
     #[allow(clippy::match_single_binding)]
     match model {
+        "lslag" => super::lslag::run_predict(args),
         _ => Err(Error::invalid(
             "--model",
             format!(
