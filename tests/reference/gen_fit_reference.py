@@ -6,7 +6,7 @@ a Python SplitMix64 for the generator in src/fit/split.rs. Run once (needs numpy
 in a throwaway venv); the Rust tests read the generated file and never need Python:
 
     python3 -m venv /tmp/scipyenv && /tmp/scipyenv/bin/pip install scipy
-    /tmp/scipyenv/bin/python tests/reference/gen_fit_reference.py
+    /tmp/scipyenv/bin/python tests/reference/gen_fit_reference.py && cargo fmt
 """
 import os
 
