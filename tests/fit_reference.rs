@@ -42,8 +42,9 @@ fn nnls_agrees_with_scipy() {
         for (g, w) in got.x.iter().zip(case.x) {
             assert!(
                 close(*g, *w),
-                "{}: x {:?} vs SciPy {:?}",
+                "{} (full column rank: {}): x {:?} vs SciPy {:?}",
                 case.name,
+                case.full_rank,
                 got.x,
                 case.x
             );
