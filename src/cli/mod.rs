@@ -6,6 +6,7 @@
 
 mod analytical;
 mod devices;
+mod lslag;
 mod measurements;
 mod occupancy;
 mod predict;
@@ -50,6 +51,9 @@ pub enum Command {
     Reproduce(puchala::ReproduceArgs),
     /// Explain the formulas behind a kernel (dwt-matrix, dwt-lattice), with values.
     Explain(puchala::ExplainArgs),
+    /// LSLAG: fit the linear architecture model to measurements, or cost a mapped LSLA graph.
+    #[command(subcommand)]
+    Lslag(lslag::LslagCommand),
 }
 
 /// Parses the process arguments and runs the command.
@@ -70,6 +74,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Simulate(a) => puchala::run_simulate(&a),
         Command::Reproduce(a) => puchala::run_reproduce(&a),
         Command::Explain(a) => puchala::run_explain(&a),
+        Command::Lslag(c) => lslag::run(&c),
     }
 }
 

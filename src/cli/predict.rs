@@ -11,7 +11,7 @@ use super::DeviceSelection;
 use crate::error::{Error, Result};
 
 /// The models `predict --model` accepts.
-pub const MODELS: &[&str] = &["roofline", "mwp-cwp", "hong-kim", "wu", "puchala"];
+pub const MODELS: &[&str] = &["roofline", "mwp-cwp", "hong-kim", "wu", "puchala", "lslag"];
 
 #[derive(Debug, Args)]
 pub struct PredictArgs {
@@ -103,6 +103,7 @@ pub fn run(args: &PredictArgs) -> Result<()> {
         "roofline" => run_roofline(args),
         "mwp-cwp" | "hong-kim" | "wu" => super::analytical::run_predict(model, args),
         "puchala" => super::puchala::run_predict(args),
+        "lslag" => super::lslag::run_predict(args),
         _ => Err(Error::invalid(
             "--model",
             format!(

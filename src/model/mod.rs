@@ -5,6 +5,8 @@
 //! naming it; any default it does use is listed in the prediction's `notes`.
 
 pub mod hong_kim;
+pub mod lsla;
+pub mod lslag;
 pub mod microbench;
 pub mod mwp_cwp;
 pub mod puchala;
