@@ -8,6 +8,7 @@ pub mod cli;
 pub mod device;
 pub mod error;
 pub mod model;
+pub mod ptx;
 pub mod workload;
 
 pub use error::{Error, Result};

@@ -1,0 +1,112 @@
+//! Kernel programs (puchala2022, section 5.3) derived from a PTX kernel.
+//!
+//! Rules: a calculation period is a maximal run of instructions without `ld.global` /
+//! `st.global` (other loads such as `ld.param` count as ordinary instructions); it lasts
+//! `instructions - 1 + 10` cycles. Each global load or store becomes a memory operation whose
+//! duration the caller supplies ([`MemoryDurations`]), since puchala2022 calibrates them against
+//! measurements. Natural loops become repeat blocks with their trip count; a loop whose count is
+//! not derivable gets a named count `trip_line_<L>` (L = the header's PTX line) for the user to
+//! give. Blocks are taken in text order and every instruction counts once, whichever branch it
+//! sits on (the paper's rule is static). This module does not calibrate anything.
+//!
+//! This is the one place in `ptx` that uses the rest of the crate: the program types of
+//! `workload::program`, shared with the puchala model.
+
+use crate::workload::program::{Op, Program, RepeatCount};
+
+use super::cfg::Cfg;
+use super::classify::{classify, Class, Space};
+use super::loops::{Loop, TripCount};
+
+/// Durations of global memory operations, in cycles from issue to completion.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MemoryDurations {
+    pub load_cycles: f64,
+    pub store_cycles: f64,
+}
+
+/// Cycles of a calculation period of `instructions` instructions (puchala2022: n - 1 + 10).
+pub fn calc_period_cycles(instructions: u64) -> f64 {
+    (instructions as f64) - 1.0 + 10.0
+}
+
+/// The repeat count of a loop for a kernel program.
+pub fn repeat_count(lp: &Loop) -> RepeatCount {
+    match &lp.trip_count {
+        TripCount::Known(n) => RepeatCount::Fixed(*n),
+        TripCount::Expr(e) => RepeatCount::Param(e.clone()),
+        TripCount::Unknown => RepeatCount::Param(format!("trip_line_{}", lp.header_line)),
+    }
+}
+
+/// Derives the kernel program of a function from its graph and loops (outer loops first, as
+/// returned by `loops::find_loops`).
+pub fn derive(cfg: &Cfg, loops: &[Loop], durations: MemoryDurations) -> Program {
+    let all: Vec<usize> = (0..cfg.blocks.len()).collect();
+    Program {
+        ops: emit(cfg, loops, &all, None, durations),
+    }
+}
+
+fn flush(ops: &mut Vec<Op>, calc: &mut u64) {
+    if *calc > 0 {
+        ops.push(Op::Calc(calc_period_cycles(*calc)));
+        *calc = 0;
+    }
+}
+
+fn emit(
+    cfg: &Cfg,
+    loops: &[Loop],
+    blocks: &[usize],
+    current: Option<usize>,
+    durations: MemoryDurations,
+) -> Vec<Op> {
+    let mut ops = Vec::new();
+    let mut calc = 0u64;
+    let mut done = vec![false; cfg.blocks.len()];
+    for &b in blocks {
+        if done[b] {
+            continue;
+        }
+        // A loop directly inside the current one (or outermost at top level) headed here.
+        if let Some(li) = loops
+            .iter()
+            .position(|l| l.header == b && l.parent == current)
+        {
+            flush(&mut ops, &mut calc);
+            let inner = emit(cfg, loops, &loops[li].blocks, Some(li), durations);
+            for &x in &loops[li].blocks {
+                done[x] = true;
+            }
+            ops.push(Op::Repeat {
+                count: repeat_count(&loops[li]),
+                ops: inner,
+            });
+            continue;
+        }
+        // Blocks of a nested loop whose header comes later in the text wait for the header.
+        if loops.iter().enumerate().any(|(li, l)| {
+            l.parent == current && Some(li) != current && l.blocks.binary_search(&b).is_ok()
+        }) {
+            continue;
+        }
+        done[b] = true;
+        let blk = &cfg.blocks[b];
+        for i in &cfg.instrs[blk.start..blk.end] {
+            match classify(i) {
+                Class::Load(Space::Global) => {
+                    flush(&mut ops, &mut calc);
+                    ops.push(Op::Load(durations.load_cycles));
+                }
+                Class::Store(Space::Global) => {
+                    flush(&mut ops, &mut calc);
+                    ops.push(Op::Store(durations.store_cycles));
+                }
+                _ => calc += 1,
+            }
+        }
+    }
+    flush(&mut ops, &mut calc);
+    ops
+}
