@@ -4,6 +4,7 @@
 //! Each command has its own file. Errors are returned, never printed here; `main` prints them
 //! and picks the exit code.
 
+mod analyze;
 mod devices;
 mod occupancy;
 mod predict;
@@ -36,6 +37,8 @@ pub enum Command {
     Occupancy(occupancy::OccupancyArgs),
     /// Predict a kernel's time with one model.
     Predict(predict::PredictArgs),
+    /// Analyze a PTX file: blocks, loops, instruction counts and the kernel program per kernel.
+    Analyze(analyze::AnalyzeArgs),
 }
 
 /// Parses the process arguments and runs the command.
@@ -51,6 +54,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Device(c) => devices::run_device(&c),
         Command::Occupancy(a) => occupancy::run(&a),
         Command::Predict(a) => predict::run(&a),
+        Command::Analyze(a) => analyze::run(&a),
     }
 }
 
