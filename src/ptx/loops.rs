@@ -259,14 +259,51 @@ fn loop_defs(cfg: &Cfg, lp: &Loop, reg: &str) -> Vec<usize> {
         .collect()
 }
 
-/// The in-loop update of `reg` if it is an induction variable (one `add`/`sub` of a constant).
-fn induction_def(cfg: &Cfg, lp: &Loop, reg: &str) -> Option<(usize, i64)> {
+/// How an induction variable changes once per iteration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Step {
+    Add(i64),
+    /// `v >> k`, `v << k`, `v / c`, `v * c` (only evaluated with constant start and bound).
+    Shr(u32),
+    Shl(u32),
+    Div(i64),
+    Mul(i64),
+}
+
+impl Step {
+    fn apply(self, v: i64) -> Option<i64> {
+        match self {
+            Step::Add(c) => v.checked_add(c),
+            Step::Shr(k) => Some(v >> k.min(63)),
+            Step::Shl(k) => v.checked_shl(k).filter(|r| r >> k == v),
+            Step::Div(c) => v.checked_div(c),
+            Step::Mul(c) => v.checked_mul(c),
+        }
+    }
+}
+
+/// The in-loop update of `reg` if it is an induction variable: one update by a constant, either
+/// directly (`add r, r, 1`) or through a temporary (`add t, r, 1; ... mov r, t`). The index is
+/// that of the instruction that writes `reg`.
+fn induction_def(cfg: &Cfg, lp: &Loop, reg: &str) -> Option<(usize, Step)> {
     let defs = loop_defs(cfg, lp, reg);
     if defs.len() != 1 {
         return None;
     }
-    let step = induction_step(cfg.instrs[defs[0]], reg)?;
-    Some((defs[0], step))
+    let i = cfg.instrs[defs[0]];
+    if let Some(step) = induction_step(i, reg) {
+        return Some((defs[0], step));
+    }
+    if i.opcode == "mov" && i.operands.len() == 2 {
+        let t = i.operands[1].name()?;
+        let tdefs = loop_defs(cfg, lp, t);
+        if tdefs.len() == 1 {
+            if let Some(step) = induction_step(cfg.instrs[tdefs[0]], reg) {
+                return Some((defs[0], step));
+            }
+        }
+    }
+    None
 }
 
 fn special_name(n: &str) -> Option<String> {
@@ -319,6 +356,8 @@ fn value_of_def(cfg: &Cfg, d: usize, depth: u32) -> Option<Lin> {
         "add" if !is_float(i) => v(1)?.add(&v(2)?, 1),
         "sub" if !is_float(i) => v(1)?.add(&v(2)?, -1),
         "neg" if !is_float(i) => v(1)?.scale(-1),
+        // Two's complement: !x == -x - 1.
+        "not" if !i.has("pred") => v(1)?.scale(-1)?.add(&Lin::constant(-1), 1),
         "mul" if !is_float(i) && !i.has("hi") => v(1)?.mul(&v(2)?),
         "mad" if !is_float(i) && !i.has("hi") => v(1)?.mul(&v(2)?)?.add(&v(3)?, 1),
         "shl" => {
@@ -456,9 +495,6 @@ fn trip_count_inner(cfg: &Cfg, lp: &Loop) -> Option<TripCount> {
     };
     // The induction variable: one update `iv = iv +/- step` in the loop.
     let (inc_idx, step) = induction_def(cfg, lp, &iv)?;
-    if step == 0 {
-        return None;
-    }
     // Whether the update precedes the test within one iteration (iterations start at the
     // header, so this holds when the update's block dominates the test's block).
     let (ib, sb) = (cfg.block_of[inc_idx], cfg.block_of[setp_idx]);
@@ -480,12 +516,57 @@ fn trip_count_inner(cfg: &Cfg, lp: &Loop) -> Option<TripCount> {
     let pre = outside_preds[0];
     let init_def = reaching_def_in(cfg, &iv, pre, cfg.blocks[pre].end)?;
     let init = value_of_def(cfg, init_def, 0)?;
-    // Compared value at test j (0-based): a + j*step, with a = init + offset + post*step.
-    let mut a = init.add(&offset, 1)?;
-    if post {
-        a = a.add(&Lin::constant(step), 1)?;
+    match step {
+        Step::Add(0) => None,
+        Step::Add(step) => {
+            // Compared value at test j (0-based): a + j*step, with a = init + offset + post*step.
+            let mut a = init.add(&offset, 1)?;
+            if post {
+                a = a.add(&Lin::constant(step), 1)?;
+            }
+            count_tests(cmp, &a, step, &bound)
+        }
+        _ => simulate_tests(
+            cmp,
+            init.as_const()?,
+            offset.as_const()?,
+            post,
+            step,
+            bound.as_const()?,
+        ),
     }
-    count_tests(cmp, &a, step, &bound)
+}
+
+/// Most tests simulated for a non-additive induction variable.
+const MAX_SIMULATED_TESTS: u64 = 1 << 16;
+
+/// Header executions for a constant start and bound, by running the update: the value tested
+/// at test j is `f^(j + post)(init) + offset`.
+fn simulate_tests(
+    cmp: Cmp,
+    init: i64,
+    offset: i64,
+    post: bool,
+    step: Step,
+    bound: i64,
+) -> Option<TripCount> {
+    let mut v = if post { step.apply(init)? } else { init };
+    for j in 0..MAX_SIMULATED_TESTS {
+        let x = v.checked_add(offset)?;
+        let holds = match cmp {
+            Cmp::Lt => x < bound,
+            Cmp::Le => x <= bound,
+            Cmp::Gt => x > bound,
+            Cmp::Ge => x >= bound,
+            Cmp::Eq => x == bound,
+            Cmp::Ne => x != bound,
+        };
+        if !holds {
+            return Some(TripCount::Known(j + 1));
+        }
+        v = step.apply(v)?;
+    }
+    None
 }
 
 /// Number of header executions T = J + 1, where J is the number of tests `a + j*step CMP bound`
@@ -545,16 +626,22 @@ fn count_tests(cmp: Cmp, a: &Lin, step: i64, bound: &Lin) -> Option<TripCount> {
     Some(TripCount::Expr(expr))
 }
 
-/// The constant step if `i` is `iv = iv + c`, `iv = c + iv` or `iv = iv - c`.
-fn induction_step(i: &Instruction, iv: &str) -> Option<i64> {
+/// The update if `i` computes `iv + c`, `c + iv`, `iv - c`, `iv >> k`, `iv << k`, `iv / c` or
+/// `iv * c` from `iv` (the result may go to another register).
+fn induction_step(i: &Instruction, iv: &str) -> Option<Step> {
     if is_float(i) || i.operands.len() != 3 {
         return None;
     }
     let (x, y) = (&i.operands[1], &i.operands[2]);
+    let on_iv = x.name() == Some(iv);
     match (i.opcode.as_str(), x, y) {
-        ("add", Operand::Name(n), Operand::Int(c)) if n == iv => Some(*c),
-        ("add", Operand::Int(c), Operand::Name(n)) if n == iv => Some(*c),
-        ("sub", Operand::Name(n), Operand::Int(c)) if n == iv => c.checked_neg(),
+        ("add", _, Operand::Int(c)) if on_iv => Some(Step::Add(*c)),
+        ("add", Operand::Int(c), Operand::Name(n)) if n == iv => Some(Step::Add(*c)),
+        ("sub", _, Operand::Int(c)) if on_iv => c.checked_neg().map(Step::Add),
+        ("shr", _, Operand::Int(k)) if on_iv => u32::try_from(*k).ok().map(Step::Shr),
+        ("shl", _, Operand::Int(k)) if on_iv => u32::try_from(*k).ok().map(Step::Shl),
+        ("div", _, Operand::Int(c)) if on_iv && *c > 1 => Some(Step::Div(*c)),
+        ("mul", _, Operand::Int(c)) if on_iv && *c > 1 && i.has("lo") => Some(Step::Mul(*c)),
         _ => None,
     }
 }
@@ -585,6 +672,14 @@ fn side(cfg: &Cfg, lp: &Loop, op: &Operand, at: usize) -> Option<Side> {
     }
     let d = defs[0];
     let i = cfg.instrs[d];
+    // Computed in the loop from values that do not change in it (not hoisted by the compiler).
+    let invariant = i.operands.iter().skip(1).all(|o| {
+        o.name()
+            .is_none_or(|r| special_name(r).is_some() || loop_defs(cfg, lp, r).is_empty())
+    });
+    if invariant {
+        return Some(Side::Invariant(value_of_def(cfg, d, 0)?));
+    }
     // `t = iv + invariant` (either order) or `t = iv - invariant`.
     if !(i.opcode == "add" || i.opcode == "sub") || is_float(i) || i.operands.len() != 3 {
         return None;
