@@ -20,11 +20,13 @@ NVRTC="python3 $ROOT/scripts/nvrtc_compile.py $CUDA12_NVRTC"
 CLANG_CUDA="clang++-14 -x cuda --cuda-device-only -nocudainc -nocudalib -O3 -Wno-unknown-cuda-version -include $ROOT/scripts/cuda_shim.h -Xclang -target-feature -Xclang +ptx70"
 CLANG_OCL="clang-14 -target nvptx64-nvidia-nvcl -x cl -cl-std=CL1.2 -O3 -include $ROOT/scripts/ocl_shim.h"
 
-report() { # report PTXAS ARCH PTX
+report() { # report PTXAS ARCH PTX  (also strips this checkout's path from .file lines)
+  sed -i "s|$ROOT/||g" "$3"
   "$1" -v -arch="$2" "$3" -o /dev/null 2>&1 | grep -v "Compile time" > "${3%.ptx}.ptxas.txt"
 }
 
-for src in "$ROOT"/kernels/cuda/*.cu; do
+cd "$ROOT/kernels/cuda"  # relative source names keep machine paths out of .file lines
+for src in *.cu; do
   stem="$(basename "$src" .cu)"
   [ -n "$ONLY" ] && [ "$ONLY" != "$stem" ] && continue
   for sm in 75 90; do
@@ -41,7 +43,8 @@ for src in "$ROOT"/kernels/cuda/*.cu; do
   $CLANG_CUDA --cuda-gpu-arch=sm_61 -S "$src" -o "$p"
   report "$CUDA12_PTXAS" sm_61 "$p"
 done
-for src in "$ROOT"/kernels/opencl/*.cl; do
+cd "$ROOT/kernels/opencl"
+for src in *.cl; do
   stem="$(basename "$src" .cl)"
   [ -n "$ONLY" ] && [ "$ONLY" != "$stem" ] && continue
   p="$OUT/$stem.clang14-ocl-sm61.ptx"

@@ -73,7 +73,13 @@ pub fn analyze(args: &AnalyzeArgs) -> Result<(Vec<EntryAnalysis>, Vec<String>)> 
         }
         None => Vec::new(),
     };
-    let entries = analyze_module(&module, &diags, args.entry.as_deref(), durations, &resources);
+    let entries = analyze_module(
+        &module,
+        &diags,
+        args.entry.as_deref(),
+        durations,
+        &resources,
+    );
     if entries.is_empty() {
         if let Some(e) = &args.entry {
             let names: Vec<&str> = module.entries().map(|f| f.name.as_str()).collect();
@@ -106,7 +112,9 @@ pub fn analyze(args: &AnalyzeArgs) -> Result<(Vec<EntryAnalysis>, Vec<String>)> 
         .filter(|d| module.functions.iter().all(|f| d.line < f.line))
         .count();
     if module_level > 0 {
-        notes.push(format!("{module_level} diagnostics before the first function"));
+        notes.push(format!(
+            "{module_level} diagnostics before the first function"
+        ));
     }
     Ok((entries, notes))
 }
@@ -118,7 +126,11 @@ pub fn run(args: &AnalyzeArgs) -> Result<()> {
     }
     for e in &entries {
         println!("{}", e.name);
-        let params: Vec<String> = e.params.iter().map(|p| format!("{}: {}", p.name, p.ty)).collect();
+        let params: Vec<String> = e
+            .params
+            .iter()
+            .map(|p| format!("{}: {}", p.name, p.ty))
+            .collect();
         println!("  params        {}", params.join(", "));
         println!("  basic blocks  {} ({} edges)", e.basic_blocks, e.edges);
         for l in &e.loops {
@@ -135,7 +147,13 @@ pub fn run(args: &AnalyzeArgs) -> Result<()> {
         let c = &e.static_counts;
         println!(
             "  instructions  {} (global ld {} st {}, shared ld {} st {}, barriers {}, branches {})",
-            c.total, c.global_loads, c.global_stores, c.shared_loads, c.shared_stores, c.barriers, c.branches
+            c.total,
+            c.global_loads,
+            c.global_stores,
+            c.shared_loads,
+            c.shared_stores,
+            c.barriers,
+            c.branches
         );
         let classes: Vec<String> = e.classes.iter().map(|(k, v)| format!("{k} {v}")).collect();
         println!("  classes       {}", classes.join(", "));
