@@ -13,6 +13,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 OUT="${1:-$ROOT/tests/fixtures/ptx}"
 mkdir -p "$OUT"
+OUT="$(cd "$OUT" && pwd)"
 # shellcheck disable=SC1091
 source "${GPU_TC:-$ROOT/.gpu-toolchain}/env.sh"
 ONLY="${ONLY:-}"

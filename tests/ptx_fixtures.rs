@@ -17,7 +17,8 @@ use kerneltime::ptx::resources::parse_report;
 use kerneltime::workload::program::{Op, RepeatCount};
 
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/ptx");
-const MARKER: &str = "//==== expected analysis: kerneltime analyze --json --load-cycles 60 --store-cycles 60 ====";
+const MARKER: &str =
+    "//==== expected analysis: kerneltime analyze --json --load-cycles 60 --store-cycles 60 ====";
 const DURATIONS: MemoryDurations = MemoryDurations {
     load_cycles: 60.0,
     store_cycles: 60.0,
@@ -59,11 +60,21 @@ fn every_fixture_parses_without_errors_or_warnings() {
     for p in files {
         let text = std::fs::read_to_string(&p).unwrap();
         let (m, d) = parse(&text);
-        let bad: Vec<_> = d.items.iter().filter(|x| x.severity >= Severity::Warning).collect();
+        let bad: Vec<_> = d
+            .items
+            .iter()
+            .filter(|x| x.severity >= Severity::Warning)
+            .collect();
         assert!(bad.is_empty(), "{}: {bad:?}", p.display());
         assert!(m.entries().count() >= 1, "{}", p.display());
         for e in analyze_text(&text) {
-            assert!(e.diagnostics.is_empty(), "{} {}: {:?}", p.display(), e.name, e.diagnostics);
+            assert!(
+                e.diagnostics.is_empty(),
+                "{} {}: {:?}",
+                p.display(),
+                e.name,
+                e.diagnostics
+            );
             assert_eq!(e.static_counts.unknown, 0);
         }
         // The ptxas report beside it names every kernel with a register count.
@@ -71,7 +82,12 @@ fn every_fixture_parses_without_errors_or_warnings() {
         let res = parse_report(&log);
         for f in m.entries() {
             let r = res.iter().find(|r| r.name == f.name);
-            assert!(r.and_then(|r| r.registers).is_some(), "{}: {}", p.display(), f.name);
+            assert!(
+                r.and_then(|r| r.registers).is_some(),
+                "{}: {}",
+                p.display(),
+                f.name
+            );
         }
     }
 }
@@ -96,24 +112,38 @@ fn golden_analysis_dumps() {
     for stem in GOLDEN {
         let golden_path = fixture(&format!("{stem}.golden"));
         let ptx = std::fs::read_to_string(fixture(&format!("{stem}.ptx"))).unwrap();
-        let actual = serde_json::to_string_pretty(&serde_json::json!({ "entries": analyze_text(&ptx) })).unwrap();
+        let actual =
+            serde_json::to_string_pretty(&serde_json::json!({ "entries": analyze_text(&ptx) }))
+                .unwrap();
         if update {
             std::fs::write(&golden_path, format!("{ptx}\n{MARKER}\n{actual}\n")).unwrap();
             continue;
         }
-        let golden = std::fs::read_to_string(&golden_path)
-            .unwrap_or_else(|_| panic!("{} missing; record with UPDATE_GOLDEN=1", golden_path.display()));
+        let golden = std::fs::read_to_string(&golden_path).unwrap_or_else(|_| {
+            panic!(
+                "{} missing; record with UPDATE_GOLDEN=1",
+                golden_path.display()
+            )
+        });
         let (input, expected) = golden
             .split_once(&format!("\n{MARKER}\n"))
             .expect("golden file has the marker line");
         // The golden input is the committed fixture; the expected part is checked against it.
-        assert_eq!(input, ptx, "{stem}: golden input differs from the .ptx fixture");
-        let again = serde_json::to_string_pretty(&serde_json::json!({ "entries": analyze_text(input) })).unwrap();
+        assert_eq!(
+            input, ptx,
+            "{stem}: golden input differs from the .ptx fixture"
+        );
+        let again =
+            serde_json::to_string_pretty(&serde_json::json!({ "entries": analyze_text(input) }))
+                .unwrap();
         if again.trim() != expected.trim() {
             failures.push(stem.to_string());
         }
     }
-    assert!(failures.is_empty(), "golden dumps differ (review, then UPDATE_GOLDEN=1): {failures:?}");
+    assert!(
+        failures.is_empty(),
+        "golden dumps differ (review, then UPDATE_GOLDEN=1): {failures:?}"
+    );
 }
 
 /// Hand check against kernels/cuda/dwt.cu, for every compiler route.
@@ -124,14 +154,28 @@ fn golden_analysis_dumps() {
 /// stores out[ia], out[ib] (2), no loop.
 #[test]
 fn dwt_kernels_checked_by_hand() {
-    for route in ["nvcc-sm75", "nvcc-sm90", "nvrtc-sm52", "nvrtc-sm61", "clang14-sm61"] {
+    for route in [
+        "nvcc-sm75",
+        "nvcc-sm90",
+        "nvrtc-sm52",
+        "nvrtc-sm61",
+        "clang14-sm61",
+    ] {
         let all = analyze(&format!("dwt.{route}.ptx"));
         let m = entry(&all, "dwt_matrix");
         assert_eq!(m.loops.len(), 1, "{route}");
         assert_eq!(m.loops[0].depth, 1);
-        assert_eq!(m.loops[0].trip_count, TripCount::Expr("dwt_matrix_param_4".into()), "{route}");
+        assert_eq!(
+            m.loops[0].trip_count,
+            TripCount::Expr("dwt_matrix_param_4".into()),
+            "{route}"
+        );
         let c = &m.static_counts;
-        assert_eq!((c.global_loads, c.global_stores, c.shared_loads, c.barriers), (2, 1, 0, 0), "{route}");
+        assert_eq!(
+            (c.global_loads, c.global_stores, c.shared_loads, c.barriers),
+            (2, 1, 0, 0),
+            "{route}"
+        );
         let l = entry(&all, "dwt_lattice_stage");
         assert!(l.loops.is_empty());
         let c = &l.static_counts;
@@ -154,7 +198,13 @@ fn dwt_kernels_checked_by_hand() {
 /// vel2[i]: 7R + 4 = 11, 18, 32. One store (p_next[i]). The unrolled r-loop leaves no loop.
 #[test]
 fn stencil_kernels_checked_by_hand() {
-    for route in ["nvcc-sm75", "nvcc-sm90", "nvrtc-sm52", "nvrtc-sm61", "clang14-sm61"] {
+    for route in [
+        "nvcc-sm75",
+        "nvcc-sm90",
+        "nvrtc-sm52",
+        "nvrtc-sm61",
+        "clang14-sm61",
+    ] {
         let all = analyze(&format!("fdtd.{route}.ptx"));
         for (name, r) in [("fdtd_o2", 1u64), ("fdtd_o4", 2), ("fdtd_o8", 4)] {
             let e = entry(&all, name);
@@ -169,9 +219,15 @@ fn stencil_kernels_checked_by_hand() {
         }
         // add_source: p[at] += w[step] -> two loads, one store; ricker_source: one store.
         let a = entry(&all, "add_source");
-        assert_eq!((a.static_counts.global_loads, a.static_counts.global_stores), (2, 1));
+        assert_eq!(
+            (a.static_counts.global_loads, a.static_counts.global_stores),
+            (2, 1)
+        );
         let r = entry(&all, "ricker_source");
-        assert_eq!((r.static_counts.global_loads, r.static_counts.global_stores), (0, 1));
+        assert_eq!(
+            (r.static_counts.global_loads, r.static_counts.global_stores),
+            (0, 1)
+        );
     }
 }
 
@@ -183,14 +239,26 @@ fn stencil_kernels_checked_by_hand() {
 /// shared load fewer in the loop (2).
 #[test]
 fn reduction_checked_by_hand() {
-    for route in ["nvcc-sm75", "nvcc-sm90", "nvrtc-sm52", "nvrtc-sm61", "clang14-sm61"] {
+    for route in [
+        "nvcc-sm75",
+        "nvcc-sm90",
+        "nvrtc-sm52",
+        "nvrtc-sm61",
+        "clang14-sm61",
+    ] {
         let all = analyze(&format!("basics.{route}.ptx"));
         let e = entry(&all, "reduce_sum");
         assert_eq!(e.loops.len(), 1);
         assert_eq!(e.loops[0].trip_count, TripCount::Known(8), "{route}");
         let c = &e.static_counts;
         assert_eq!(
-            (c.barriers, c.shared_stores, c.shared_loads, c.global_loads, c.global_stores),
+            (
+                c.barriers,
+                c.shared_stores,
+                c.shared_loads,
+                c.global_loads,
+                c.global_stores
+            ),
             (2, 2, if route.starts_with("clang") { 2 } else { 3 }, 1, 1),
             "{route}"
         );
@@ -219,7 +287,13 @@ fn reduction_checked_by_hand() {
 fn mtx_mul_vec_has_the_structure_of_listing_4() {
     let all = analyze("mtx_mul_vec.nvcc-sm75.ptx");
     let ops = &entry(&all, "mtx_mul_vec").program.ops;
-    let body = vec![Op::Load(60.0), Op::Load(60.0), Op::Calc(10.0), Op::Store(60.0), Op::Calc(14.0)];
+    let body = vec![
+        Op::Load(60.0),
+        Op::Load(60.0),
+        Op::Calc(10.0),
+        Op::Store(60.0),
+        Op::Calc(14.0),
+    ];
     assert_eq!(
         ops,
         &vec![
@@ -238,7 +312,8 @@ fn mtx_mul_vec_has_the_structure_of_listing_4() {
         let all = analyze(&format!("mtx_mul_vec.{route}.ptx"));
         let ops = &entry(&all, "mtx_mul_vec").program.ops;
         assert!(
-            ops.iter().any(|o| matches!(o, Op::Repeat { ops, .. } if *ops == body)),
+            ops.iter()
+                .any(|o| matches!(o, Op::Repeat { ops, .. } if *ops == body)),
             "{route}: {ops:?}"
         );
     }
@@ -253,7 +328,10 @@ fn nested_loops_of_the_landmark_kernel() {
     let depths: Vec<u32> = e.loops.iter().map(|l| l.depth).collect();
     assert_eq!(depths, vec![1, 2, 3]);
     for l in &e.loops {
-        assert_eq!(l.trip_count, TripCount::Expr("2*landmark_similarity_param_8 + 1".into()));
+        assert_eq!(
+            l.trip_count,
+            TripCount::Expr("2*landmark_similarity_param_8 + 1".into())
+        );
     }
     // transform_shared stages 12 floats in shared memory behind one barrier.
     let s = entry(&all, "transform_shared");
