@@ -4,7 +4,66 @@
 //! labels, instructions with guards, modifiers and operands, `.loc` source positions) and
 //! drops debug sections and initializer values. It does not check types or semantics.
 
+use std::sync::Arc;
+
 use serde::Serialize;
+
+/// A shared, immutable string. Opcodes, modifiers and register names repeat thousands of times
+/// in a module; the parser interns them so that each distinct spelling is allocated once.
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Sym(Arc<str>);
+
+impl Sym {
+    pub fn new(s: &str) -> Sym {
+        Sym(Arc::from(s))
+    }
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::ops::Deref for Sym {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<&str> for Sym {
+    fn from(s: &str) -> Sym {
+        Sym::new(s)
+    }
+}
+
+impl PartialEq<str> for Sym {
+    fn eq(&self, other: &str) -> bool {
+        &*self.0 == other
+    }
+}
+
+impl PartialEq<&str> for Sym {
+    fn eq(&self, other: &&str) -> bool {
+        &*self.0 == *other
+    }
+}
+
+impl std::fmt::Debug for Sym {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&*self.0, f)
+    }
+}
+
+impl std::fmt::Display for Sym {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl Serialize for Sym {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.0)
+    }
+}
 
 /// A parsed PTX module.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -150,7 +209,7 @@ pub enum Statement {
 /// A predicate guard: `@%p1` or `@!%p1`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Guard {
-    pub reg: String,
+    pub reg: Sym,
     pub negated: bool,
 }
 
@@ -167,9 +226,9 @@ pub struct SourceLoc {
 pub struct Instruction {
     pub guard: Option<Guard>,
     /// The opcode without modifiers: `ld`, `fma`, `bra`.
-    pub opcode: String,
+    pub opcode: Sym,
     /// The dotted modifiers in order, without dots: `["global", "nc", "f32"]`.
-    pub modifiers: Vec<String>,
+    pub modifiers: Vec<Sym>,
     pub operands: Vec<Operand>,
     /// Position in the PTX text.
     pub line: u32,
@@ -189,7 +248,7 @@ impl Instruction {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub enum Operand {
     /// A register, special register, label, variable or function name.
-    Name(String),
+    Name(Sym),
     /// An integer immediate (negative values are stored as such).
     Int(i64),
     /// A floating-point immediate.
@@ -197,7 +256,7 @@ pub enum Operand {
     /// `[base+offset]`; `base` is None for `[1024]`. Other parts (texture coordinates, complex
     /// expressions) go to `extra`.
     Address {
-        base: Option<String>,
+        base: Option<Sym>,
         offset: i64,
         extra: Vec<Operand>,
     },
@@ -219,7 +278,7 @@ impl Operand {
     /// The name if the operand is a plain name.
     pub fn name(&self) -> Option<&str> {
         match self {
-            Operand::Name(n) => Some(n),
+            Operand::Name(n) => Some(n.as_str()),
             _ => None,
         }
     }

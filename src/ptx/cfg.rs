@@ -12,6 +12,7 @@ use serde::Serialize;
 
 use super::ast::{Function, Instruction, Operand, Statement};
 use super::diag::{Diagnostics, Severity};
+use super::parser::BuildFx;
 
 /// One basic block: a range of the function's instructions (see [`Cfg::instrs`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -40,6 +41,61 @@ pub struct Cfg<'f> {
     pub ipdom: Vec<Option<usize>>,
     /// Block of each instruction.
     pub block_of: Vec<usize>,
+    /// Pre- and post-order numbers in the dominator tree (O(1) dominance queries).
+    dom_pre: Vec<u32>,
+    dom_post: Vec<u32>,
+    /// The instructions that write each register, in order.
+    pub defs: HashMap<&'f str, Vec<usize>, BuildFx>,
+    /// The block each label starts.
+    pub labels: HashMap<&'f str, usize, BuildFx>,
+}
+
+/// The register an instruction writes, if any.
+pub fn dest(i: &Instruction) -> Option<&str> {
+    match i.opcode.as_str() {
+        "st" | "bra" | "brx" | "ret" | "exit" | "bar" | "barrier" | "red" | "membar" | "fence"
+        | "call" | "trap" | "prefetch" | "prefetchu" | "sust" | "sured" => None,
+        _ => match i.operands.first()? {
+            Operand::Name(n) => Some(n),
+            Operand::Pair(a, _) => a.name(),
+            _ => None,
+        },
+    }
+}
+
+/// Pre/post numbering of the dominator tree by an explicit-stack DFS.
+fn dom_numbering(idom: &[Option<usize>]) -> (Vec<u32>, Vec<u32>) {
+    let n = idom.len();
+    let mut children: Vec<Vec<usize>> = vec![Vec::new(); n];
+    let mut roots = Vec::new();
+    for (b, d) in idom.iter().enumerate() {
+        match d {
+            Some(p) if *p != b => children[*p].push(b),
+            Some(_) => roots.push(b),
+            None => {}
+        }
+    }
+    let mut pre = vec![u32::MAX; n];
+    let mut post = vec![0u32; n];
+    let mut clock = 0u32;
+    for r in roots {
+        let mut stack: Vec<(usize, usize)> = vec![(r, 0)];
+        pre[r] = clock;
+        clock += 1;
+        while let Some(&mut (node, ref mut next)) = stack.last_mut() {
+            if let Some(&c) = children[node].get(*next) {
+                *next += 1;
+                pre[c] = clock;
+                clock += 1;
+                stack.push((c, 0));
+            } else {
+                post[node] = clock;
+                clock += 1;
+                stack.pop();
+            }
+        }
+    }
+    (pre, post)
 }
 
 fn is_terminator(i: &Instruction) -> bool {
@@ -59,7 +115,7 @@ impl<'f> Cfg<'f> {
     pub fn build(f: &'f Function, diags: &mut Diagnostics) -> Cfg<'f> {
         let mut instrs = Vec::new();
         let mut blocks: Vec<Block> = Vec::new();
-        let mut label_block: HashMap<&str, usize> = HashMap::new();
+        let mut label_block: HashMap<&'f str, usize, BuildFx> = HashMap::default();
         let mut cur = Block {
             labels: Vec::new(),
             start: 0,
@@ -191,12 +247,23 @@ impl<'f> Cfg<'f> {
         }
         let mut ipdom = dominators(&rsucc, &rpred, n);
         ipdom.truncate(n);
+        let (dom_pre, dom_post) = dom_numbering(&idom);
+        let mut defs: HashMap<&'f str, Vec<usize>, BuildFx> = HashMap::default();
+        for (k, i) in instrs.iter().enumerate() {
+            if let Some(d) = dest(i) {
+                defs.entry(d).or_default().push(k);
+            }
+        }
         Cfg {
             instrs,
             blocks,
             idom,
             ipdom,
             block_of,
+            dom_pre,
+            dom_post,
+            defs,
+            labels: label_block,
         }
     }
 
@@ -205,18 +272,23 @@ impl<'f> Cfg<'f> {
         self.blocks.iter().map(|b| b.succs.len()).sum()
     }
 
-    /// Whether block `a` dominates block `b` (every block dominates itself).
+    /// Whether block `a` dominates block `b` (every block dominates itself; unreachable
+    /// blocks dominate nothing and are dominated by nothing but themselves).
     pub fn dominates(&self, a: usize, b: usize) -> bool {
-        let mut x = b;
-        loop {
-            if x == a {
-                return true;
-            }
-            match self.idom.get(x).copied().flatten() {
-                Some(p) if p != x => x = p,
-                _ => return false,
-            }
+        if a == b {
+            return true;
         }
+        match (self.dom_pre.get(a), self.dom_pre.get(b)) {
+            (Some(&pa), Some(&pb)) if pa != u32::MAX && pb != u32::MAX => {
+                pa <= pb && self.dom_post[b] <= self.dom_post[a]
+            }
+            _ => false,
+        }
+    }
+
+    /// The definitions of `reg` (instruction indices, in order).
+    pub fn defs_of(&self, reg: &str) -> &[usize] {
+        self.defs.get(reg).map_or(&[], Vec::as_slice)
     }
 
     /// Whether block `a` post-dominates block `b`.

@@ -9,7 +9,7 @@
 
 use serde::Serialize;
 
-use super::ast::Instruction;
+use super::ast::{Instruction, Sym};
 
 /// A state space of a memory instruction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -255,7 +255,7 @@ pub fn is_known_opcode(opcode: &str) -> bool {
 }
 
 /// The precision of the last type modifier: 16, 32, 64 for floats, 0 for anything else.
-fn float_bits(modifiers: &[String]) -> u8 {
+fn float_bits(modifiers: &[Sym]) -> u8 {
     for m in modifiers.iter().rev() {
         let m = m.as_str();
         if matches!(
@@ -291,7 +291,7 @@ fn float_bits(modifiers: &[String]) -> u8 {
     0
 }
 
-fn space_of(modifiers: &[String]) -> Space {
+fn space_of(modifiers: &[Sym]) -> Space {
     for m in modifiers {
         let base = m.split("::").next().unwrap_or("");
         match base {
@@ -312,7 +312,7 @@ pub fn classify(i: &Instruction) -> Class {
 }
 
 /// The class from an opcode and its modifiers.
-pub fn classify_parts(opcode: &str, modifiers: &[String]) -> Class {
+pub fn classify_parts(opcode: &str, modifiers: &[Sym]) -> Class {
     let Some(r) = rule(opcode) else {
         return Class::Unknown;
     };
@@ -351,7 +351,7 @@ mod tests {
     use super::*;
 
     fn c(op: &str, mods: &[&str]) -> Class {
-        let mods: Vec<String> = mods.iter().map(|s| s.to_string()).collect();
+        let mods: Vec<Sym> = mods.iter().map(|s| Sym::new(s)).collect();
         classify_parts(op, &mods)
     }
 

@@ -59,25 +59,30 @@ pub fn find_loops(cfg: &Cfg) -> Vec<Loop> {
         }
     }
     let mut loops: Vec<Loop> = Vec::new();
-    for (header, latches) in by_header {
-        let mut in_loop = vec![false; n];
-        in_loop[header] = true;
+    // One marker array for all loops: a block is in the current loop when its mark equals the
+    // loop's stamp (no per-loop allocation of the block count).
+    let mut mark = vec![usize::MAX; n];
+    for (stamp, (header, latches)) in by_header.into_iter().enumerate() {
+        mark[header] = stamp;
+        let mut blocks = vec![header];
         let mut stack: Vec<usize> = Vec::new();
         for &l in &latches {
-            if !in_loop[l] {
-                in_loop[l] = true;
+            if mark[l] != stamp {
+                mark[l] = stamp;
+                blocks.push(l);
                 stack.push(l);
             }
         }
         while let Some(x) = stack.pop() {
             for &p in &cfg.blocks[x].preds {
-                if !in_loop[p] && cfg.idom[p].is_some() {
-                    in_loop[p] = true;
+                if mark[p] != stamp && cfg.idom[p].is_some() {
+                    mark[p] = stamp;
+                    blocks.push(p);
                     stack.push(p);
                 }
             }
         }
-        let blocks: Vec<usize> = (0..n).filter(|&b| in_loop[b]).collect();
+        blocks.sort_unstable();
         loops.push(Loop {
             header,
             back_edges: latches.iter().map(|&l| (l, header)).collect(),
@@ -88,24 +93,24 @@ pub fn find_loops(cfg: &Cfg) -> Vec<Loop> {
             trip_count: TripCount::Unknown,
         });
     }
-    // Outer loops first (bigger first), so parents precede children.
+    // Outer loops first (bigger first), so parents precede children. Natural loops with
+    // distinct headers are nested or disjoint, so the innermost loop seen so far that holds a
+    // header is its parent.
     loops.sort_by(|a, b| {
         b.blocks
             .len()
             .cmp(&a.blocks.len())
             .then(a.header.cmp(&b.header))
     });
+    let mut innermost: Vec<Option<usize>> = vec![None; n];
     for i in 0..loops.len() {
-        let mut parent = None;
-        for j in 0..i {
-            if loops[j].blocks.binary_search(&loops[i].header).is_ok()
-                && parent.is_none_or(|p: usize| loops[j].blocks.len() < loops[p].blocks.len())
-            {
-                parent = Some(j);
-            }
-        }
+        let parent = innermost[loops[i].header];
         loops[i].parent = parent;
         loops[i].depth = parent.map_or(1, |p| loops[p].depth + 1);
+        for k in 0..loops[i].blocks.len() {
+            let b = loops[i].blocks[k];
+            innermost[b] = Some(i);
+        }
     }
     for i in 0..loops.len() {
         loops[i].trip_count = trip_count(cfg, &loops[i]);
@@ -211,51 +216,55 @@ impl std::fmt::Display for Lin {
     }
 }
 
-/// The register an instruction writes, if any.
-pub fn dest(i: &Instruction) -> Option<&str> {
-    match i.opcode.as_str() {
-        "st" | "bra" | "brx" | "ret" | "exit" | "bar" | "barrier" | "red" | "membar" | "fence"
-        | "call" | "trap" | "prefetch" | "prefetchu" | "sust" | "sured" => None,
-        _ => match i.operands.first()? {
-            Operand::Name(n) => Some(n),
-            Operand::Pair(a, _) => a.name(),
-            _ => None,
-        },
-    }
-}
+pub use super::cfg::dest;
 
 const MAX_TRACE_DEPTH: u32 = 24;
 
-/// Finds the instruction that defines `reg` before instruction `at` along the dominator chain.
+/// Finds the instruction that defines `reg` before instruction `at`: the latest definition
+/// earlier in the same block, else the one in the nearest strictly dominating block.
 fn reaching_def(cfg: &Cfg, reg: &str, at: usize) -> Option<usize> {
     let b = *cfg.block_of.get(at)?;
     reaching_def_in(cfg, reg, b, at)
 }
 
-/// Like [`reaching_def`], starting just before position `end` of block `b`.
-fn reaching_def_in(cfg: &Cfg, reg: &str, mut b: usize, mut end: usize) -> Option<usize> {
-    loop {
-        let start = cfg.blocks[b].start;
-        for k in (start..end).rev() {
-            if dest(cfg.instrs[k]) == Some(reg) {
-                return Some(k);
+/// Like [`reaching_def`], for the point just before instruction index `end` of block `b`
+/// (`end` may be the block's end).
+fn reaching_def_in(cfg: &Cfg, reg: &str, b: usize, end: usize) -> Option<usize> {
+    let mut best: Option<usize> = None;
+    for &k in cfg.defs_of(reg) {
+        let kb = cfg.block_of[k];
+        let visible = if kb == b {
+            k < end
+        } else {
+            cfg.dominates(kb, b)
+        };
+        if !visible {
+            continue;
+        }
+        // Among visible definitions, a later one in a dominated block wins.
+        best = match best {
+            None => Some(k),
+            Some(o) => {
+                let ob = cfg.block_of[o];
+                if ob == kb {
+                    Some(o.max(k))
+                } else if cfg.dominates(ob, kb) {
+                    Some(k)
+                } else {
+                    Some(o)
+                }
             }
-        }
-        let p = cfg.idom[b]?;
-        if p == b {
-            return None;
-        }
-        b = p;
-        end = cfg.blocks[b].end;
+        };
     }
+    best
 }
 
 /// The definitions of `reg` inside the loop.
 fn loop_defs(cfg: &Cfg, lp: &Loop, reg: &str) -> Vec<usize> {
-    lp.blocks
+    cfg.defs_of(reg)
         .iter()
-        .flat_map(|&b| cfg.blocks[b].start..cfg.blocks[b].end)
-        .filter(|&k| dest(cfg.instrs[k]) == Some(reg))
+        .copied()
+        .filter(|&k| in_loop(lp, cfg.block_of[k]))
         .collect()
 }
 
@@ -456,11 +465,7 @@ fn trip_count_inner(cfg: &Cfg, lp: &Loop) -> Option<TripCount> {
     let br = cfg.instrs[br_idx];
     let guard = br.guard.as_ref()?;
     let target = branch_target(br)?;
-    let target_in_loop = cfg
-        .blocks
-        .iter()
-        .enumerate()
-        .any(|(b, k)| k.labels.iter().any(|l| l == target) && in_loop(lp, b));
+    let target_in_loop = cfg.labels.get(target).is_some_and(|&b| in_loop(lp, b));
     // The loop continues when the guard holds iff the branch target is inside the loop.
     let continue_when_true = target_in_loop != guard.negated;
     // The compare that sets the predicate, inside the loop.
@@ -658,7 +663,7 @@ fn side(cfg: &Cfg, lp: &Loop, op: &Operand, at: usize) -> Option<Side> {
     }
     if induction_def(cfg, lp, n).is_some() {
         return Some(Side::Affine {
-            iv: n.clone(),
+            iv: n.to_string(),
             offset: Lin::default(),
         });
     }

@@ -28,6 +28,7 @@ pub fn parse(src: &str) -> (Module, Diagnostics) {
     let mut p = Parser {
         lex: Lexer::new(src),
         peeked: VecDeque::new(),
+        syms: std::collections::HashMap::default(),
         diags: Diagnostics::default(),
         last_loc: None,
     };
@@ -43,6 +44,8 @@ pub fn parse_bytes(bytes: &[u8]) -> (Module, Diagnostics) {
 
 struct Parser<'a> {
     lex: Lexer<'a>,
+    /// Interned spellings of opcodes, modifiers and operand names.
+    syms: std::collections::HashMap<&'a str, Sym, BuildFx>,
     peeked: VecDeque<Token<'a>>,
     diags: Diagnostics,
     last_loc: Option<SourceLoc>,
@@ -73,7 +76,42 @@ const SPACES: &[&str] = &[
     "surfref",
 ];
 
+/// A small fast hasher for short identifier keys (FxHash-style multiply-rotate), so that
+/// interning does not dominate parsing time. Not resistant to adversarial collisions, which only
+/// cost time, and the interner's size is bounded by the input.
+#[derive(Default, Clone, Copy)]
+pub struct FxHasher(u64);
+
+impl std::hash::Hasher for FxHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut w = [0u8; 8];
+            w[..chunk.len()].copy_from_slice(chunk);
+            self.0 = (self.0.rotate_left(5) ^ u64::from_le_bytes(w))
+                .wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+        }
+    }
+    fn write_u8(&mut self, i: u8) {
+        self.0 = (self.0.rotate_left(5) ^ u64::from(i)).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// Builds [`FxHasher`]s.
+pub type BuildFx = std::hash::BuildHasherDefault<FxHasher>;
+
 impl<'a> Parser<'a> {
+    fn sym(&mut self, s: &'a str) -> Sym {
+        if let Some(x) = self.syms.get(s) {
+            return x.clone();
+        }
+        let x = Sym::new(s);
+        self.syms.insert(s, x.clone());
+        x
+    }
+
     fn peek_n(&mut self, n: usize) -> Token<'a> {
         while self.peeked.len() <= n {
             let t = self.lex.next_token();
@@ -687,7 +725,7 @@ impl<'a> Parser<'a> {
                 Tok::Ident(r) => {
                     self.bump();
                     guard = Some(Guard {
-                        reg: r.to_string(),
+                        reg: self.sym(r),
                         negated,
                     });
                 }
@@ -708,7 +746,8 @@ impl<'a> Parser<'a> {
         let mut modifiers = Vec::new();
         while let (Tok::Dot(m), true) = (self.peek().tok, self.peek().glued) {
             self.bump();
-            modifiers.push(m.to_string());
+            let m = self.sym(m);
+            modifiers.push(m);
         }
         let mut operands = Vec::new();
         if !self.is_punct(b';') {
@@ -736,7 +775,7 @@ impl<'a> Parser<'a> {
         }
         Some(Instruction {
             guard,
-            opcode: opcode.to_string(),
+            opcode: self.sym(opcode),
             modifiers,
             operands,
             line: start.line,
@@ -779,7 +818,7 @@ impl<'a> Parser<'a> {
                 if n == "_" {
                     return Some(Operand::Sink);
                 }
-                let name = Operand::Name(n.to_string());
+                let name = Operand::Name(self.sym(n));
                 if self.eat_punct(b'|') {
                     let second = self.operand(depth + 1)?;
                     return Some(Operand::Pair(Box::new(name), Box::new(second)));
@@ -846,7 +885,7 @@ impl<'a> Parser<'a> {
         let mut extra = Vec::new();
         if let Tok::Ident(n) = self.peek().tok {
             self.bump();
-            base = Some(n.to_string());
+            base = Some(self.sym(n));
         }
         loop {
             match self.peek().tok {

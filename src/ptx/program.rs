@@ -39,13 +39,42 @@ pub fn repeat_count(lp: &Loop) -> RepeatCount {
     }
 }
 
+/// Deepest loop nesting turned into nested repeat blocks; deeper loops are emitted as plain
+/// code of their enclosing repeat (keeps recursion bounded on adversarial input).
+pub const MAX_REPEAT_DEPTH: u32 = 32;
+
 /// Derives the kernel program of a function from its graph and loops (outer loops first, as
 /// returned by `loops::find_loops`).
 pub fn derive(cfg: &Cfg, loops: &[Loop], durations: MemoryDurations) -> Program {
-    let all: Vec<usize> = (0..cfg.blocks.len()).collect();
-    Program {
-        ops: emit(cfg, loops, &all, None, durations),
+    let n = cfg.blocks.len();
+    let mut header_loop = vec![None; n];
+    let mut innermost = vec![None; n];
+    for (i, l) in loops.iter().enumerate() {
+        header_loop[l.header] = Some(i);
+        for &b in &l.blocks {
+            innermost[b] = Some(i);
+        }
     }
+    let ctx = Ctx {
+        cfg,
+        loops,
+        header_loop,
+        innermost,
+        durations,
+    };
+    let all: Vec<usize> = (0..n).collect();
+    Program {
+        ops: emit(&ctx, &all, None),
+    }
+}
+
+struct Ctx<'a, 'f> {
+    cfg: &'a Cfg<'f>,
+    loops: &'a [Loop],
+    header_loop: Vec<Option<usize>>,
+    /// Innermost loop of each block (loops are ordered outer first).
+    innermost: Vec<Option<usize>>,
+    durations: MemoryDurations,
 }
 
 fn flush(ops: &mut Vec<Op>, calc: &mut u64) {
@@ -55,53 +84,52 @@ fn flush(ops: &mut Vec<Op>, calc: &mut u64) {
     }
 }
 
-fn emit(
-    cfg: &Cfg,
-    loops: &[Loop],
-    blocks: &[usize],
-    current: Option<usize>,
-    durations: MemoryDurations,
-) -> Vec<Op> {
+/// Whether loop `li` lies inside loop `outer` (or anywhere, for `outer` None), counting depth.
+fn nested_in(loops: &[Loop], li: usize, outer: Option<usize>) -> bool {
+    let mut x = Some(li);
+    while let Some(i) = x {
+        if Some(i) == outer {
+            return true;
+        }
+        x = loops[i].parent;
+    }
+    outer.is_none()
+}
+
+fn emit(ctx: &Ctx, blocks: &[usize], current: Option<usize>) -> Vec<Op> {
+    let (cfg, loops) = (ctx.cfg, ctx.loops);
+    let depth = current.map_or(0, |c| loops[c].depth);
     let mut ops = Vec::new();
     let mut calc = 0u64;
-    let mut done = vec![false; cfg.blocks.len()];
     for &b in blocks {
-        if done[b] {
-            continue;
-        }
-        // A loop directly inside the current one (or outermost at top level) headed here.
-        if let Some(li) = loops
-            .iter()
-            .position(|l| l.header == b && l.parent == current)
-        {
-            flush(&mut ops, &mut calc);
-            let inner = emit(cfg, loops, &loops[li].blocks, Some(li), durations);
-            for &x in &loops[li].blocks {
-                done[x] = true;
+        if depth < MAX_REPEAT_DEPTH {
+            // A loop directly inside the current one (or outermost at top level) headed here.
+            if let Some(li) = ctx.header_loop[b].filter(|&li| loops[li].parent == current) {
+                flush(&mut ops, &mut calc);
+                let inner = emit(ctx, &loops[li].blocks, Some(li));
+                ops.push(Op::Repeat {
+                    count: repeat_count(&loops[li]),
+                    ops: inner,
+                });
+                continue;
             }
-            ops.push(Op::Repeat {
-                count: repeat_count(&loops[li]),
-                ops: inner,
-            });
-            continue;
+            // Blocks of nested loops are emitted with their loop's header.
+            if let Some(inner) = ctx.innermost[b] {
+                if Some(inner) != current && nested_in(loops, inner, current) {
+                    continue;
+                }
+            }
         }
-        // Blocks of a nested loop whose header comes later in the text wait for the header.
-        if loops.iter().enumerate().any(|(li, l)| {
-            l.parent == current && Some(li) != current && l.blocks.binary_search(&b).is_ok()
-        }) {
-            continue;
-        }
-        done[b] = true;
         let blk = &cfg.blocks[b];
         for i in &cfg.instrs[blk.start..blk.end] {
             match classify(i) {
                 Class::Load(Space::Global) => {
                     flush(&mut ops, &mut calc);
-                    ops.push(Op::Load(durations.load_cycles));
+                    ops.push(Op::Load(ctx.durations.load_cycles));
                 }
                 Class::Store(Space::Global) => {
                     flush(&mut ops, &mut calc);
-                    ops.push(Op::Store(durations.store_cycles));
+                    ops.push(Op::Store(ctx.durations.store_cycles));
                 }
                 _ => calc += 1,
             }
