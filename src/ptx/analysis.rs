@@ -84,10 +84,14 @@ pub struct EntryAnalysis {
 /// Counts and classes of a function's instructions.
 pub fn count(f: &Function) -> (StaticCounts, BTreeMap<String, u64>) {
     let mut c = StaticCounts::default();
-    let mut classes: BTreeMap<Class, u64> = BTreeMap::new();
+    // A short list (a kernel uses a few dozen classes at most) beats a map per instruction.
+    let mut classes: Vec<(Class, u64)> = Vec::new();
     for i in f.instructions() {
         let k = classify(i);
-        *classes.entry(k).or_insert(0) += 1;
+        match classes.iter_mut().find(|(c, _)| *c == k) {
+            Some((_, n)) => *n += 1,
+            None => classes.push((k, 1)),
+        }
         c.total += 1;
         match k {
             Class::Load(Space::Global) => c.global_loads += 1,

@@ -8,6 +8,8 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
+use super::classify::Class;
+
 /// A shared, immutable string. Opcodes, modifiers and register names repeat thousands of times
 /// in a module; the parser interns them so that each distinct spelling is allocated once.
 #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -57,6 +59,10 @@ impl std::fmt::Display for Sym {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.0)
     }
+}
+
+fn serialize_syms<S: serde::Serializer>(v: &Arc<[Sym]>, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_seq(v.iter())
 }
 
 impl Serialize for Sym {
@@ -227,8 +233,12 @@ pub struct Instruction {
     pub guard: Option<Guard>,
     /// The opcode without modifiers: `ld`, `fma`, `bra`.
     pub opcode: Sym,
-    /// The dotted modifiers in order, without dots: `["global", "nc", "f32"]`.
-    pub modifiers: Vec<Sym>,
+    /// The dotted modifiers in order, without dots: `["global", "nc", "f32"]` (shared between
+    /// instructions spelled alike).
+    #[serde(serialize_with = "serialize_syms")]
+    pub modifiers: Arc<[Sym]>,
+    /// The instruction class (from `classify`'s table), decided once at parse time.
+    pub class: Class,
     pub operands: Vec<Operand>,
     /// Position in the PTX text.
     pub line: u32,

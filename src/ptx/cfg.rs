@@ -52,14 +52,21 @@ pub struct Cfg<'f> {
 
 /// The register an instruction writes, if any.
 pub fn dest(i: &Instruction) -> Option<&str> {
-    match i.opcode.as_str() {
-        "st" | "bra" | "brx" | "ret" | "exit" | "bar" | "barrier" | "red" | "membar" | "fence"
-        | "call" | "trap" | "prefetch" | "prefetchu" | "sust" | "sured" => None,
-        _ => match i.operands.first()? {
-            Operand::Name(n) => Some(n),
-            Operand::Pair(a, _) => a.name(),
-            _ => None,
-        },
+    use super::classify::{classify, Class};
+    let writes_nothing = match classify(i) {
+        Class::Store(_) | Class::Branch | Class::Fence => true,
+        Class::Barrier => i.opcode != "mbarrier",
+        Class::Atomic => i.opcode != "atom",
+        Class::Other => matches!(i.opcode.as_str(), "prefetch" | "prefetchu"),
+        _ => false,
+    };
+    if writes_nothing {
+        return None;
+    }
+    match i.operands.first()? {
+        Operand::Name(n) => Some(n.as_str()),
+        Operand::Pair(a, _) => a.name(),
+        _ => None,
     }
 }
 
@@ -185,6 +192,7 @@ impl<'f> Cfg<'f> {
             }
         }
         // Edges.
+        #[allow(clippy::needless_range_loop)] // `blocks[b]` is written at the end of the body
         for b in 0..n {
             let (start, end) = (blocks[b].start, blocks[b].end);
             let last = if end > start {

@@ -9,7 +9,10 @@
 
 use serde::Serialize;
 
+use std::collections::HashMap;
+
 use super::ast::{Instruction, Sym};
+use super::parser::BuildFx;
 
 /// A state space of a memory instruction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -242,11 +245,13 @@ const TABLE: &[(&str, Rule)] = &[
     ("xor", Rule::Logic),
 ];
 
+/// The table as a hash map, built once (lookups are on the hot path of every pass).
 fn rule(opcode: &str) -> Option<Rule> {
-    TABLE
-        .binary_search_by(|(o, _)| (*o).cmp(opcode))
-        .ok()
-        .map(|i| TABLE[i].1)
+    static MAP: std::sync::OnceLock<HashMap<&'static str, Rule, BuildFx>> =
+        std::sync::OnceLock::new();
+    MAP.get_or_init(|| TABLE.iter().copied().collect())
+        .get(opcode)
+        .copied()
 }
 
 /// Whether the opcode is in the table.
@@ -306,9 +311,9 @@ fn space_of(modifiers: &[Sym]) -> Space {
     Space::Generic
 }
 
-/// The class of an instruction.
+/// The class of an instruction (decided by the parser with [`classify_parts`]).
 pub fn classify(i: &Instruction) -> Class {
-    classify_parts(&i.opcode, &i.modifiers)
+    i.class
 }
 
 /// The class from an opcode and its modifiers.

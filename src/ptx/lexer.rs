@@ -34,6 +34,9 @@ pub struct Token<'a> {
     pub col: u32,
     /// True when the token directly follows the previous one (no space or comment between).
     pub glued: bool,
+    /// Byte range of the token in the source.
+    pub start: usize,
+    pub end: usize,
 }
 
 /// The lexer: an iterator of tokens ending with one [`Tok::Eof`] (repeated on further calls).
@@ -112,6 +115,11 @@ impl<'a> Lexer<'a> {
         self.pos != start
     }
 
+    /// The whole source text.
+    pub fn source(&self) -> &'a str {
+        self.src
+    }
+
     /// The current line (1-based), useful for line-oriented directives such as `.loc`.
     pub fn line(&self) -> u32 {
         self.line
@@ -130,6 +138,8 @@ impl<'a> Lexer<'a> {
             line,
             col,
             glued,
+            start,
+            end: self.pos,
         }
     }
 

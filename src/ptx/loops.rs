@@ -112,8 +112,9 @@ pub fn find_loops(cfg: &Cfg) -> Vec<Loop> {
             innermost[b] = Some(i);
         }
     }
-    for i in 0..loops.len() {
-        loops[i].trip_count = trip_count(cfg, &loops[i]);
+    let counts: Vec<TripCount> = loops.iter().map(|l| trip_count(cfg, l)).collect();
+    for (l, t) in loops.iter_mut().zip(counts) {
+        l.trip_count = t;
     }
     loops
 }

@@ -14,9 +14,10 @@
 //! memory stays proportional to what was understood.
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 use super::ast::*;
-use super::classify;
+use super::classify::{self, Class};
 use super::diag::{Diagnostics, Severity};
 use super::lexer::{Lexer, Tok, Token};
 
@@ -29,6 +30,7 @@ pub fn parse(src: &str) -> (Module, Diagnostics) {
         lex: Lexer::new(src),
         peeked: VecDeque::new(),
         syms: std::collections::HashMap::default(),
+        opcodes: std::collections::HashMap::default(),
         diags: Diagnostics::default(),
         last_loc: None,
     };
@@ -42,10 +44,15 @@ pub fn parse_bytes(bytes: &[u8]) -> (Module, Diagnostics) {
     parse(&text)
 }
 
+/// An interned opcode spelling: opcode, modifiers, class.
+type OpcodeEntry = (Sym, Arc<[Sym]>, Class);
+
 struct Parser<'a> {
     lex: Lexer<'a>,
     /// Interned spellings of opcodes, modifiers and operand names.
     syms: std::collections::HashMap<&'a str, Sym, BuildFx>,
+    /// Interned opcode spellings (`ld.global.f32`): opcode, modifiers and class.
+    opcodes: std::collections::HashMap<&'a str, OpcodeEntry, BuildFx>,
     peeked: VecDeque<Token<'a>>,
     diags: Diagnostics,
     last_loc: Option<SourceLoc>,
@@ -737,18 +744,29 @@ impl<'a> Parser<'a> {
             }
         }
         let op = self.peek();
-        let Tok::Ident(opcode) = op.tok else {
+        let Tok::Ident(_) = op.tok else {
             self.unexpected("an opcode");
             self.skip_statement();
             return None;
         };
         self.bump();
-        let mut modifiers = Vec::new();
-        while let (Tok::Dot(m), true) = (self.peek().tok, self.peek().glued) {
-            self.bump();
-            let m = self.sym(m);
-            modifiers.push(m);
+        let mut end = op.end;
+        while let (Tok::Dot(_), true) = (self.peek().tok, self.peek().glued) {
+            end = self.bump().end;
         }
+        let spelling = &self.lex.source()[op.start..end];
+        let (opcode, modifiers, class) = match self.opcodes.get(spelling) {
+            Some(e) => e.clone(),
+            None => {
+                let mut parts = spelling.split('.');
+                let opcode = Sym::new(parts.next().unwrap_or(""));
+                let modifiers: Arc<[Sym]> = parts.map(|m| self.sym(m)).collect();
+                let class = classify::classify_parts(&opcode, &modifiers);
+                let e = (opcode, modifiers, class);
+                self.opcodes.insert(spelling, e.clone());
+                e
+            }
+        };
         let mut operands = Vec::new();
         if !self.is_punct(b';') {
             loop {
@@ -769,14 +787,15 @@ impl<'a> Parser<'a> {
             self.skip_statement();
             return None;
         }
-        if !classify::is_known_opcode(opcode) {
+        if class == Class::Unknown {
             let msg = format!("unknown opcode `{opcode}` (classified as unknown)");
             self.diags.push(Severity::Warning, op.line, op.col, msg);
         }
         Some(Instruction {
             guard,
-            opcode: self.sym(opcode),
+            opcode,
             modifiers,
+            class,
             operands,
             line: start.line,
             col: start.col,
@@ -1009,7 +1028,7 @@ $L__BB0_2:
                 negated: true
             })
         );
-        assert_eq!(ins[2].modifiers, vec!["global", "nc", "v2", "f32"]);
+        assert_eq!(*ins[2].modifiers, ["global", "nc", "v2", "f32"]);
         assert_eq!(
             ins[2].operands[1],
             Operand::Address {
