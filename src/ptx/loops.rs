@@ -190,7 +190,11 @@ impl std::fmt::Display for Lin {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let mut first = true;
         for (n, k) in &self.terms {
-            let (sign, mag) = if *k < 0 { ("-", -k) } else { ("+", *k) };
+            let (sign, mag) = if *k < 0 {
+                ("-", k.unsigned_abs())
+            } else {
+                ("+", k.unsigned_abs())
+            };
             if first {
                 if sign == "-" {
                     write!(f, "-")?;
@@ -579,7 +583,8 @@ fn simulate_tests(
 /// (j = 0, 1, ...) that hold before the first that fails.
 fn count_tests(cmp: Cmp, a: &Lin, step: i64, bound: &Lin) -> Option<TripCount> {
     // Work with the distance d = bound - a (for increasing loops) or a - bound (decreasing).
-    let s = step.unsigned_abs() as i64;
+    // |step| as i64 (None for i64::MIN, whose magnitude does not fit).
+    let s = step.checked_abs()?;
     let (dist, inclusive) = match (cmp, step > 0) {
         (Cmp::Lt, true) => (bound.add(a, -1)?, false),
         (Cmp::Le, true) => (bound.add(a, -1)?, true),
@@ -609,7 +614,7 @@ fn count_tests(cmp: Cmp, a: &Lin, step: i64, bound: &Lin) -> Option<TripCount> {
         } else if d <= 0 {
             0
         } else {
-            (d + s - 1) / s
+            d.checked_add(s - 1)? / s
         };
         return Some(TripCount::Known(u64::try_from(j).ok()? + 1));
     }
@@ -810,5 +815,38 @@ L:
 }",
         );
         assert_eq!(l[0].trip_count, TripCount::Unknown);
+    }
+
+    #[test]
+    fn extreme_constants_do_not_overflow() {
+        for (start, step, bound) in [
+            (
+                "-9223372036854775808",
+                "9223372036854775807",
+                "9223372036854775807",
+            ),
+            ("0", "-9223372036854775808", "-5"),
+            ("9223372036854775807", "1", "-9223372036854775808"),
+        ] {
+            let src = format!(
+                ".entry k(.param .u32 n)\n{{\n mov.u64 %r1, {start};\nL:\n add.s64 %r1, %r1, {step};\n setp.lt.s64 %p1, %r1, {bound};\n @%p1 bra L;\n ret;\n}}"
+            );
+            let (m, _) = parse(&src);
+            let mut diags = Diagnostics::default();
+            let g = Cfg::build(&m.functions[0], &mut diags);
+            let l = find_loops(&g);
+            assert_eq!(l.len(), 1);
+        }
+        // A symbolic bound with a coefficient of i64::MIN prints without overflow.
+        let mut t = BTreeMap::new();
+        t.insert("n".to_string(), i64::MIN);
+        let lin = Lin {
+            constant: i64::MIN,
+            terms: t,
+        };
+        assert_eq!(
+            lin.to_string(),
+            "-9223372036854775808*n - 9223372036854775808"
+        );
     }
 }
