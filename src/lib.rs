@@ -10,6 +10,7 @@ pub mod error;
 pub mod eval;
 pub mod fit;
 pub mod model;
+pub mod ptx;
 pub mod workload;
 
 pub use error::{Error, Result};

@@ -5,6 +5,7 @@
 //! and picks the exit code.
 
 mod analytical;
+mod analyze;
 mod devices;
 mod lslag;
 mod measurements;
@@ -54,6 +55,8 @@ pub enum Command {
     /// LSLAG: fit the linear architecture model to measurements, or cost a mapped LSLA graph.
     #[command(subcommand)]
     Lslag(lslag::LslagCommand),
+    /// Analyze a PTX file: blocks, loops, instruction counts and the kernel program per kernel.
+    Analyze(analyze::AnalyzeArgs),
 }
 
 /// Parses the process arguments and runs the command.
@@ -75,6 +78,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Reproduce(a) => puchala::run_reproduce(&a),
         Command::Explain(a) => puchala::run_explain(&a),
         Command::Lslag(c) => lslag::run(&c),
+        Command::Analyze(a) => analyze::run(&a),
     }
 }
 
