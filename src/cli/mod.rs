@@ -6,6 +6,7 @@
 
 mod analytical;
 mod devices;
+mod explore;
 mod lslag;
 mod measurements;
 mod occupancy;
@@ -54,6 +55,12 @@ pub enum Command {
     /// LSLAG: fit the linear architecture model to measurements, or cost a mapped LSLA graph.
     #[command(subcommand)]
     Lslag(lslag::LslagCommand),
+    /// Sweep models x kernels x devices x parameters in parallel into CSV or JSON lines.
+    Sweep(explore::SweepArgs),
+    /// The configuration of a space that minimises an objective under constraints.
+    Best(explore::BestArgs),
+    /// Two kernels across a space (time ratios), or GPUs ranked for one kernel, with SVG charts.
+    Compare(explore::CompareArgs),
 }
 
 /// Parses the process arguments and runs the command.
@@ -75,6 +82,9 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Reproduce(a) => puchala::run_reproduce(&a),
         Command::Explain(a) => puchala::run_explain(&a),
         Command::Lslag(c) => lslag::run(&c),
+        Command::Sweep(a) => explore::run_sweep(&a),
+        Command::Best(a) => explore::run_best(&a),
+        Command::Compare(a) => explore::run_compare(&a),
     }
 }
 
