@@ -32,7 +32,8 @@ pub struct SpaceArgs {
     /// puchala kernels: built-in names (dwt-matrix, dwt-lattice, mtx-mul-vec) or program files.
     #[arg(long = "kernel", value_name = "NAME|FILE")]
     pub kernels: Vec<String>,
-    /// Analytical inputs files (for wu, mwp-cwp, hong-kim).
+    /// Analytical inputs files (for wu, mwp-cwp, hong-kim); `MODEL=FILE` gives a file to one
+    /// model only.
     #[arg(long = "inputs", value_name = "FILE.toml")]
     pub inputs: Vec<PathBuf>,
     /// GPUs: catalogue names (comma lists) or filters whose conditions must all hold, e.g.

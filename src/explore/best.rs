@@ -369,8 +369,11 @@ pub fn search(
             }
         })
         .collect();
+    // The same configuration: same device and parameter point, and the same kernel unless the
+    // two models read different workloads (a kernel program against an inputs file, or two
+    // models' own inputs files).
     let same = |a: &Config, b: &Config| {
-        a.kernel == b.kernel
+        (a.kernel == b.kernel || a.model != b.model)
             && a.device == b.device
             && a.index % space.points_per_cell == b.index % space.points_per_cell
     };

@@ -481,12 +481,14 @@ impl Evaluator for PuchalaEvaluator {
 fn prepare_puchala(cx: &Context<'_>) -> Result<Prepared> {
     let kernel = match cx.workload {
         Workload::Kernel(k) => k.clone(),
-        Workload::Inputs { origin, .. } => return Err(Error::invalid(
-            "--model",
-            format!(
+        Workload::Inputs { origin, .. } => {
+            return Err(Error::invalid(
+                "--model",
+                format!(
                 "model puchala runs a kernel (--kernel NAME or FILE), not the inputs file {origin}"
             ),
-        )),
+            ))
+        }
     };
     let device = cx.device.cloned().ok_or_else(|| {
         Error::missing(

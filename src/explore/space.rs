@@ -43,7 +43,7 @@ pub struct SpaceSpec {
     /// puchala kernels: built-in names or kernel program files.
     #[serde(default)]
     pub kernels: Vec<String>,
-    /// Analytical inputs files.
+    /// Analytical inputs files (`MODEL=FILE` for one model only).
     #[serde(default)]
     pub inputs: Vec<PathBuf>,
     /// Catalogue names or filters.
@@ -170,21 +170,41 @@ impl Space {
                 kernels.push(load_kernel(name, &mut fp)?);
             }
         }
-        let mut inputs = Vec::new();
-        for path in &spec.inputs {
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| Error::file(path, format!("cannot read: {e}")))?;
+        // Analytical inputs files, each for every analytical model or, written `MODEL=FILE`, for one.
+        let mut inputs: Vec<(Option<&'static str>, Workload)> = Vec::new();
+        for given in &spec.inputs {
+            let text_path = given.to_string_lossy();
+            let (only, path) = match text_path.split_once('=') {
+                Some((m, p)) if registry::MODELS.iter().any(|e| e.name == m) => {
+                    (Some(registry::find(m)?.name), PathBuf::from(p))
+                }
+                _ => (None, given.clone()),
+            };
+            let text = std::fs::read_to_string(&path)
+                .map_err(|e| Error::file(&path, format!("cannot read: {e}")))?;
             fp.add(text.as_bytes());
+            fp.add(only.unwrap_or("").as_bytes());
             let name = path.file_stem().map_or_else(
                 || path.display().to_string(),
                 |s| s.to_string_lossy().into_owned(),
             );
-            inputs.push(Workload::Inputs {
-                name,
-                origin: path.display().to_string(),
-                text,
-            });
+            inputs.push((
+                only,
+                Workload::Inputs {
+                    name,
+                    origin: path.display().to_string(),
+                    text,
+                },
+            ));
         }
+        let inputs_for = |m: &str| -> Vec<&Workload> {
+            inputs
+                .iter()
+                .filter(|(only, _)| only.is_none_or(|o| o == m))
+                .map(|(_, w)| w)
+                .collect()
+        };
+        let kernel_refs: Vec<&Workload> = kernels.iter().collect();
         let devices = resolve_devices(&spec.devices, &spec.device_files, &mut fp)?;
         // Count before preparing anything expensive.
         let mut cell_count = 0u64;
@@ -192,7 +212,7 @@ impl Space {
             let w = if registry::takes_kernels(m) {
                 kernels.len()
             } else {
-                inputs.len()
+                inputs_for(m).len()
             };
             if w == 0 {
                 let entry = registry::find(m)?;
@@ -223,9 +243,9 @@ impl Space {
         for m in &models {
             let entry = registry::find(m)?;
             let workloads = if registry::takes_kernels(m) {
-                &kernels
+                kernel_refs.clone()
             } else {
-                &inputs
+                inputs_for(m)
             };
             for w in workloads {
                 let device_list: Vec<Option<&Arc<Device>>> = if devices.is_empty() {
