@@ -8,6 +8,7 @@ pub mod cli;
 pub mod device;
 pub mod error;
 pub mod eval;
+pub mod explore;
 pub mod fit;
 pub mod model;
 pub mod ptx;

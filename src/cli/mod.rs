@@ -7,6 +7,7 @@
 mod analytical;
 mod analyze;
 mod devices;
+mod explore;
 mod lslag;
 mod measurements;
 mod occupancy;
@@ -57,6 +58,12 @@ pub enum Command {
     Lslag(lslag::LslagCommand),
     /// Analyze a PTX file: blocks, loops, instruction counts and the kernel program per kernel.
     Analyze(analyze::AnalyzeArgs),
+    /// Sweep models x kernels x devices x parameters in parallel into CSV or JSON lines.
+    Sweep(explore::SweepArgs),
+    /// The configuration of a space that minimises an objective under constraints.
+    Best(explore::BestArgs),
+    /// Two kernels across a space (time ratios), or GPUs ranked for one kernel, with SVG charts.
+    Compare(explore::CompareArgs),
 }
 
 /// Parses the process arguments and runs the command.
@@ -79,6 +86,9 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Explain(a) => puchala::run_explain(&a),
         Command::Lslag(c) => lslag::run(&c),
         Command::Analyze(a) => analyze::run(&a),
+        Command::Sweep(a) => explore::run_sweep(&a),
+        Command::Best(a) => explore::run_best(&a),
+        Command::Compare(a) => explore::run_compare(&a),
     }
 }
 

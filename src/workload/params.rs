@@ -1,5 +1,5 @@
 //! Kernel parameters given on the command line (`--param n=1024`) and parameter spaces for
-//! sweeps (`n=64,128`, `n=2^6..2^20`).
+//! sweeps (`n=64,128`, `n=2^6..2^20`, `threads_per_block=32..1024:32` with a step).
 //!
 //! A `ParamSpace` is an ordered list of axes, each a parameter name with one or more values; its
 //! points are the cartesian product (the first axis varies slowest). `ParamValues` is one point,
@@ -190,7 +190,8 @@ impl ParamSpace {
     }
 }
 
-/// Parses `NAME=VALUE`, `NAME=V1,V2,...` or `NAME=2^A..2^B` (also `A..B` for integer steps).
+/// Parses `NAME=VALUE`, `NAME=V1,V2,...` or `NAME=2^A..2^B` (also `A..B` for integer steps and
+/// `A..B:S` for steps of `S`).
 pub fn parse_axis(text: &str, flag: &str) -> Result<Axis> {
     let (name, rhs) = text.split_once('=').ok_or_else(|| {
         Error::invalid(
@@ -240,8 +241,34 @@ pub fn parse_axis(text: &str, flag: &str) -> Result<Axis> {
     })
 }
 
-/// `2^A..2^B` gives the powers of two from A to B; `A..B` (whole numbers) gives A, A+1, ..., B.
+/// `2^A..2^B` gives the powers of two from A to B; `A..B` (whole numbers) gives A, A+1, ..., B;
+/// `A..B:S` gives A, A+S, ... up to B (whole numbers, S at least 1).
 fn expand_range(lo: &str, hi: &str, field: &str, out: &mut Vec<f64>) -> Result<()> {
+    let (hi, step) = match hi.split_once(':') {
+        Some((h, s)) => {
+            let step = parse_number(s.trim(), field)?;
+            match whole(step) {
+                Some(st) if st >= 1 => (h.trim(), st),
+                _ => {
+                    return Err(Error::invalid(
+                        field,
+                        format!(
+                            "the step of range {lo}..{hi} must be a whole number of at least 1"
+                        ),
+                    ))
+                }
+            }
+        }
+        None => (hi, 1),
+    };
+    if step != 1 && (lo.starts_with("2^") || hi.starts_with("2^")) {
+        return Err(Error::invalid(
+            field,
+            format!(
+                "a range of powers of two takes no step: write 2^A..2^B, not {lo}..{hi}:{step}"
+            ),
+        ));
+    }
     let pow = |s: &str| -> Option<String> { s.strip_prefix("2^").map(|e| e.trim().to_string()) };
     match (pow(lo), pow(hi)) {
         (Some(a), Some(b)) => {
@@ -260,8 +287,8 @@ fn expand_range(lo: &str, hi: &str, field: &str, out: &mut Vec<f64>) -> Result<(
             let a = parse_number(lo, field)?;
             let b = parse_number(hi, field)?;
             match (whole(a), whole(b)) {
-                (Some(a), Some(b)) if a <= b && ((b - a) as u128) < MAX_POINTS as u128 => {
-                    out.extend((a..=b).map(|v| v as f64));
+                (Some(a), Some(b)) if a <= b && (((b - a) / step) as u128) < MAX_POINTS as u128 => {
+                    out.extend((a..=b).step_by(step as usize).map(|v| v as f64));
                     Ok(())
                 }
                 _ => Err(Error::invalid(
@@ -349,6 +376,14 @@ mod tests {
     fn integer_range_and_powers() {
         let a = parse_axis("x=3..5", "--param").unwrap();
         assert_eq!(a.values, vec![3.0, 4.0, 5.0]);
+        // Steps: 32, 64, ..., 1024 (32 values); the last value need not be reached exactly.
+        let s = parse_axis("t=32..1024:32", "--param").unwrap();
+        assert_eq!(s.values.len(), 1024 / 32);
+        assert_eq!(s.values[1], 64.0);
+        assert_eq!(
+            parse_axis("t=1..10:4", "--param").unwrap().values,
+            vec![1.0, 5.0, 9.0]
+        );
         let b = parse_axis("x=2^10", "--param").unwrap();
         assert_eq!(b.values, vec![1024.0]);
         assert!(!b.is_list);
@@ -365,6 +400,10 @@ mod tests {
             "=5",
             "n=inf",
             "n=1,,2",
+            "n=10..1",
+            "n=1..10:0",
+            "n=1..10:x",
+            "n=2^1..2^4:2",
         ] {
             let e = parse_axis(bad, "--param").unwrap_err().to_string();
             assert!(e.starts_with("--param"), "{bad}: {e}");

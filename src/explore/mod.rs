@@ -1,0 +1,16 @@
+//! Design-space exploration: sweeps over models, kernels, devices and kernel parameters
+//! (`space`, `sweep`), the model registry that prepares each (model, kernel, device) once
+//! (`registry`), and the search for the best configuration under constraints (`best`).
+//!
+//! The flow: a `SpaceSpec` (flags or a TOML file) resolves into a `Space` of prepared cells
+//! times parameter points; `sweep` evaluates the points in parallel and streams rows to a file,
+//! or folds them (`best`). Results are in point order, so output is deterministic. Charts and
+//! flags live in `cli::explore`; this module draws nothing and parses no command line.
+
+pub mod best;
+pub mod registry;
+pub mod space;
+pub mod sweep;
+
+pub use registry::{Evaluator, Outcome, Workload, MODELS};
+pub use space::{Space, SpaceSpec};
