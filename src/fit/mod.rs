@@ -19,6 +19,7 @@
 pub mod lslag;
 pub mod matrix;
 pub mod measurements;
+pub mod nelder_mead;
 pub mod nnls;
 pub mod ols;
 pub mod rank;
