@@ -16,6 +16,7 @@
 //! files itself (callers pass text); and it does not pick a model: callers build the design
 //! matrix.
 
+pub mod calibrate;
 pub mod lslag;
 pub mod matrix;
 pub mod measurements;
