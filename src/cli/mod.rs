@@ -6,6 +6,7 @@
 
 mod analytical;
 mod devices;
+mod evaluate;
 mod lslag;
 mod measurements;
 mod occupancy;
@@ -51,6 +52,10 @@ pub enum Command {
     Reproduce(puchala::ReproduceArgs),
     /// Explain the formulas behind a kernel (dwt-matrix, dwt-lattice), with values.
     Explain(puchala::ExplainArgs),
+    /// Fit a model's free parameters to measurements (with bootstrap intervals and CV error).
+    Calibrate(evaluate::CalibrateArgs),
+    /// Judge models against measurements: table, JSON, CSV, SVG charts, HTML report.
+    Evaluate(evaluate::EvaluateArgs),
     /// LSLAG: fit the linear architecture model to measurements, or cost a mapped LSLA graph.
     #[command(subcommand)]
     Lslag(lslag::LslagCommand),
@@ -75,6 +80,8 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Reproduce(a) => puchala::run_reproduce(&a),
         Command::Explain(a) => puchala::run_explain(&a),
         Command::Lslag(c) => lslag::run(&c),
+        Command::Calibrate(a) => evaluate::run_calibrate(&a),
+        Command::Evaluate(a) => evaluate::run_evaluate(&a),
     }
 }
 

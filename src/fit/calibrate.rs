@@ -186,6 +186,9 @@ pub struct Row {
     pub kernel: String,
     /// The problem point: kernel and parameters (rows with the same key are repetitions).
     pub point: String,
+    /// The parameters without the application name: rows of two kernels with the same shape
+    /// solve the same problem (for comparisons, puchala2022 eq 21).
+    pub shape: String,
     /// The first numeric parameter (the x axis of a series), when there is one.
     pub x: Option<f64>,
     pub measured_us: f64,
@@ -295,8 +298,15 @@ pub fn prepare(measurements: &[Measurement], model: Model, device: Option<&Devic
             };
             Ok(Row {
                 device: *i,
-                kernel: m.kernel.clone(),
+                kernel: kernel_label(m),
                 point: point_key(m),
+                shape: m
+                    .params
+                    .iter()
+                    .filter(|(k, _)| k.as_str() != "app")
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect::<Vec<_>>()
+                    .join("|"),
                 x: series_x(m),
                 measured_us: m.time_us,
                 inputs,
@@ -325,6 +335,17 @@ fn short(e: &Error) -> String {
     match s.find(" (") {
         Some(i) => s[..i].to_string(),
         None => s,
+    }
+}
+
+/// The name of a kernel's experiments: `app/kernel` when the row names an application that is
+/// not just the kernel (amaris2018's matMul variants share one kernel signature), else the
+/// kernel's name; argument lists are dropped.
+pub fn kernel_label(m: &Measurement) -> String {
+    let short = m.kernel.split('(').next().unwrap_or(&m.kernel).trim().to_string();
+    match m.params.get("app").and_then(|v| v.as_str()) {
+        Some(app) if !app.is_empty() && app != short => format!("{app}/{short}"),
+        _ => short,
     }
 }
 

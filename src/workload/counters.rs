@@ -345,7 +345,12 @@ impl KernelCounters {
         let gld = need(c.gld_transactions, "gld_transactions")?;
         let gst = need(c.gst_transactions, "gst_transactions")?;
         let dram_r = need(c.dram_read_transactions, "dram_read_transactions")?;
-        let dram_w = need(c.dram_write_transactions, "dram_write_transactions")?;
+        // Rodinia rows of amaris2018 lack DRAM writes: every store transaction is taken to
+        // reach DRAM (listed in `defaults_notes`).
+        let dram_w = match c.dram_write_transactions {
+            Some(v) => v,
+            None => gst,
+        };
         for (name, v) in [
             ("inst_executed", inst),
             ("gld_transactions", gld),
@@ -403,6 +408,7 @@ pub fn defaults_notes(device: &Device) -> Result<Vec<String>> {
             "counters path: non-memory warp instructions are arithmetic at the dependent FP32/INT latency; ILP = MLP = 1",
             "counters path: no synchronization, shared-memory, bank-conflict or spill cost (no counters for them)",
             "counters path: L2 miss ratio = dram_read_transactions / gld_transactions (clamped to 0..1); L1 miss ratio 1 (global loads bypass L1)",
+            "counters path: when dram_write_transactions is absent, DRAM writes = gst_transactions (every store transaction reaches DRAM)",
             "counters path: data size 4 bytes per thread access; load bytes per warp 128",
             "counters path: roofline flops = 64 x inst_executed (2 per thread instruction, so compute time is the issue time at one instruction per core per cycle); dram_bytes = 32 x DRAM transactions",
             "counters path: active blocks per SM = exact occupancy (registers, shared memory, limits), capped by ceil(blocks / SMs)",
@@ -596,6 +602,10 @@ mod tests {
         m.counters.as_mut().unwrap().inst_executed = None;
         let e = KernelCounters::from_measurement(&m).unwrap_err();
         assert!(e.to_string().contains("inst_executed"), "{e}");
+        // Without DRAM writes, the store transactions stand in: (1024 + 1024) x 32 bytes.
+        let mut m = row();
+        m.counters.as_mut().unwrap().dram_write_transactions = None;
+        assert_eq!(KernelCounters::from_measurement(&m).unwrap().dram_bytes, 65536.0);
         let mut m = row();
         m.counters = None;
         assert!(KernelCounters::from_measurement(&m).is_err());

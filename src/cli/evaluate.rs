@@ -1,0 +1,258 @@
+//! `kerneltime calibrate` and `kerneltime evaluate`: fit models to a measurement file and judge
+//! them against it, with a terminal table, JSON, CSV, Markdown, SVG charts and an HTML report.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use super::DeviceSelection;
+use crate::error::{write_atomic, Error, Result};
+use crate::eval::evaluate::{evaluate, Run};
+use crate::eval::report;
+use crate::fit::calibrate::{
+    calibrate, prepare, CalibrateOptions, Calibration, Model, Scope,
+};
+use crate::fit::measurements::read_measurements;
+
+#[derive(Debug, Args)]
+pub struct CalibrateArgs {
+    /// The model: roofline, mwp-cwp, hong-kim, wu or lslag.
+    #[arg(long)]
+    pub model: String,
+    /// A measurement file (any supported format, plain or gzip).
+    #[arg(long, value_name = "FILE")]
+    pub measurements: PathBuf,
+    #[command(flatten)]
+    pub device: DeviceSelection,
+    /// One parameter set per `device` or per `kernel` (device and kernel).
+    #[arg(long, default_value = "kernel")]
+    pub scope: String,
+    /// Folds of the grouped cross-validation (0: none).
+    #[arg(long, default_value_t = 5)]
+    pub folds: usize,
+    /// Bootstrap resamples for the intervals (0: none).
+    #[arg(long, default_value_t = 20)]
+    pub bootstrap: usize,
+    #[arg(long, default_value_t = 2026)]
+    pub seed: u64,
+    /// Largest number of rows one fit uses (a seeded sample beyond it).
+    #[arg(long, default_value_t = 2000)]
+    pub max_fit_rows: usize,
+    /// Where to write the calibration file.
+    #[arg(short = 'o', long = "output", value_name = "CAL.toml")]
+    pub output: PathBuf,
+    /// Print the calibration as JSON too.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run_calibrate(args: &CalibrateArgs) -> Result<()> {
+    let model = Model::parse(&args.model)?;
+    let device = args.device.resolve_optional()?;
+    let set = read_measurements(&args.measurements)?;
+    let prepared = prepare(&set.measurements, model, device.as_ref())?;
+    let options = CalibrateOptions {
+        scope: Scope::parse(&args.scope)?,
+        folds: args.folds,
+        bootstrap: args.bootstrap,
+        seed: args.seed,
+        max_fit_rows: args.max_fit_rows,
+    };
+    let cal = calibrate(model, &prepared, &options, &set.file)?;
+    write_atomic(&args.output, cal.to_toml()?.as_bytes())?;
+    if args.json {
+        return super::print_json(&cal);
+    }
+    println!(
+        "{} calibrated on {} rows of {} ({} groups) -> {}",
+        model.name(),
+        cal.rows,
+        set.file,
+        cal.groups.len(),
+        args.output.display()
+    );
+    println!(
+        "{:<24} {:<36} {:>6} {:>9} {:>9}  parameters [95 % bootstrap interval]",
+        "device", "kernel", "n", "train %", "CV %"
+    );
+    for g in &cal.groups {
+        let params: Vec<String> = g
+            .params
+            .iter()
+            .map(|(k, v)| match g.intervals.get(k) {
+                Some([lo, hi]) => format!("{k}={v:.4} [{lo:.4}, {hi:.4}]"),
+                None => format!("{k}={v:.4}"),
+            })
+            .collect();
+        let kernel: String = g.kernel.as_deref().unwrap_or("(all)").chars().take(36).collect();
+        println!(
+            "{:<24} {:<36} {:>6} {:>9.2} {:>9}  {}",
+            g.device,
+            kernel,
+            g.n,
+            g.mape_train * 100.0,
+            g.mape_cv.map_or("-".into(), |c| format!("{:.2}", c * 100.0)),
+            params.join(", ")
+        );
+    }
+    for n in &cal.notes {
+        println!("note: {n}");
+    }
+    Ok(())
+}
+
+#[derive(Debug, Args)]
+pub struct EvaluateArgs {
+    /// A measurement file (any supported format, plain or gzip).
+    #[arg(long, value_name = "FILE")]
+    pub measurements: PathBuf,
+    /// A model, or `all` (every model that can run on the rows).
+    #[arg(long, default_value = "all")]
+    pub model: String,
+    /// Calibration files from `kerneltime calibrate` (repeatable, one per model): each model is
+    /// also evaluated calibrated.
+    #[arg(long, value_name = "CAL.toml")]
+    pub calibration: Vec<PathBuf>,
+    #[command(flatten)]
+    pub device: DeviceSelection,
+    /// Directory for the report: HTML, SVG charts, CSV tables and JSON.
+    #[arg(long, value_name = "DIR")]
+    pub report: Option<PathBuf>,
+    /// Print JSON instead of the table.
+    #[arg(long, conflicts_with = "markdown")]
+    pub json: bool,
+    /// Print Markdown tables (per GPU, per GPU and kernel) instead of the table.
+    #[arg(long)]
+    pub markdown: bool,
+}
+
+pub fn run_evaluate(args: &EvaluateArgs) -> Result<()> {
+    let device = args.device.resolve_optional()?;
+    let cals: Vec<Calibration> = args
+        .calibration
+        .iter()
+        .map(|p| Calibration::from_toml(&super::read_text(p)?, &p.display().to_string()))
+        .collect::<Result<_>>()?;
+    let models: Vec<Model> = if args.model == "all" {
+        let mut m: Vec<Model> = Model::ALL.iter().copied().filter(|m| m.uses_counters()).collect();
+        if cals.iter().any(|c| c.model == Model::Lslag) {
+            m.push(Model::Lslag);
+        }
+        m
+    } else {
+        vec![Model::parse(&args.model)?]
+    };
+    for c in &cals {
+        if !models.contains(&c.model) {
+            return Err(Error::invalid(
+                "--calibration",
+                format!("the calibration is for {}, which --model {} does not evaluate", c.model.name(), args.model),
+            ));
+        }
+    }
+    let set = read_measurements(&args.measurements)?;
+    let counters = models.iter().any(|m| m.uses_counters());
+    let prepared_counters = if counters {
+        Some(prepare(&set.measurements, Model::Roofline, device.as_ref())?)
+    } else {
+        None
+    };
+    let prepared_lslag = if models.contains(&Model::Lslag) {
+        Some(prepare(&set.measurements, Model::Lslag, device.as_ref())?)
+    } else {
+        None
+    };
+    let mut runs_counters = Vec::new();
+    let mut runs_lslag = Vec::new();
+    for &m in &models {
+        let target = if m.uses_counters() { &mut runs_counters } else { &mut runs_lslag };
+        if m != Model::Lslag {
+            target.push(Run { model: m, calibration: None });
+        }
+        for c in cals.iter().filter(|c| c.model == m) {
+            target.push(Run { model: m, calibration: Some(c) });
+        }
+    }
+    let total: usize = prepared_counters.as_ref().map_or(0, |p| p.rows.len() * runs_counters.len())
+        + prepared_lslag.as_ref().map_or(0, |p| p.rows.len() * runs_lslag.len());
+    let bar = if std::io::stderr().is_terminal() && total > 10_000 {
+        let b = ProgressBar::with_draw_target(Some(total as u64), ProgressDrawTarget::stderr());
+        if let Ok(style) = ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {pos}/{len} predictions") {
+            b.set_style(style);
+        }
+        b
+    } else {
+        ProgressBar::hidden()
+    };
+    let tick = || bar.inc(1);
+    let mut evaluation = None;
+    for (p, runs) in [(&prepared_counters, &runs_counters), (&prepared_lslag, &runs_lslag)] {
+        if let (Some(p), false) = (p, runs.is_empty()) {
+            let e = evaluate(p, runs, &set.file, &tick)?;
+            evaluation = Some(match evaluation.take() {
+                None => e,
+                Some(mut acc) => {
+                    let mut acc_e: crate::eval::evaluate::Evaluation = acc;
+                    acc_e.aggregates.extend(e.aggregates);
+                    acc_e.experiments.extend(e.experiments);
+                    acc_e.comparisons.extend(e.comparisons);
+                    acc_e.failed.extend(e.failed);
+                    acc_e.notes.extend(e.notes);
+                    acc = acc_e;
+                    acc
+                }
+            });
+        }
+    }
+    bar.finish_and_clear();
+    let e = evaluation.ok_or_else(|| Error::invalid("--model", "no model to evaluate"))?;
+    if e.aggregates.is_empty() {
+        return Err(Error::invalid(
+            "--measurements",
+            format!(
+                "no row of {} could be predicted by {} ({})",
+                set.file,
+                args.model,
+                e.failed
+                    .values()
+                    .flat_map(|m| m.iter().map(|(k, v)| format!("{k}: {v}")))
+                    .chain(e.notes.iter().take(1).cloned())
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            ),
+        ));
+    }
+    if let Some(dir) = &args.report {
+        write_report(dir, &e)?;
+    }
+    if args.json {
+        return super::print_json(&e);
+    }
+    if args.markdown {
+        print!("{}", report::markdown(&e));
+        return Ok(());
+    }
+    print!("{}", report::table(&e));
+    if let Some(dir) = &args.report {
+        println!("report: {}", dir.join("index.html").display());
+    }
+    Ok(())
+}
+
+/// Writes every output of an evaluation into `dir`, each file atomically.
+pub fn write_report(dir: &Path, e: &crate::eval::evaluate::Evaluation) -> Result<()> {
+    let charts = report::charts(e)?;
+    let json = serde_json::to_string_pretty(e)
+        .map_err(|x| Error::invalid("json", format!("cannot serialize: {x}")))?;
+    write_atomic(&dir.join("evaluation.json"), json.as_bytes())?;
+    write_atomic(&dir.join("aggregates.csv"), report::aggregates_csv(e).as_bytes())?;
+    write_atomic(&dir.join("experiments.csv"), report::experiments_csv(e).as_bytes())?;
+    write_atomic(&dir.join("points.csv"), report::points_csv(e).as_bytes())?;
+    for (name, _, svg) in &charts {
+        write_atomic(&dir.join(name), svg.as_bytes())?;
+    }
+    write_atomic(&dir.join("index.html"), report::html(e, &charts).as_bytes())?;
+    Ok(())
+}
