@@ -13,6 +13,7 @@ mod occupancy;
 mod predict;
 mod puchala;
 mod puchala_plot;
+mod reproduce;
 
 use std::path::{Path, PathBuf};
 
@@ -48,8 +49,8 @@ pub enum Command {
     BestBlock(analytical::BestBlockArgs),
     /// Simulate one core package running a kernel program (puchala2022 Algorithm 2).
     Simulate(puchala::SimulateArgs),
-    /// Reproduce a paper's modelled results (puchala2022: the DWT matrix/lattice grid).
-    Reproduce(puchala::ReproduceArgs),
+    /// Reproduce a paper's results (puchala2022: the DWT grid; parra2016: Table 4.6 vs the models).
+    Reproduce(reproduce::ReproduceArgs),
     /// Explain the formulas behind a kernel (dwt-matrix, dwt-lattice), with values.
     Explain(puchala::ExplainArgs),
     /// Fit a model's free parameters to measurements (with bootstrap intervals and CV error).
@@ -77,7 +78,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Measurements(a) => measurements::run(&a),
         Command::BestBlock(a) => analytical::run_best_block(&a),
         Command::Simulate(a) => puchala::run_simulate(&a),
-        Command::Reproduce(a) => puchala::run_reproduce(&a),
+        Command::Reproduce(a) => reproduce::run(&a),
         Command::Explain(a) => puchala::run_explain(&a),
         Command::Lslag(c) => lslag::run(&c),
         Command::Calibrate(a) => evaluate::run_calibrate(&a),

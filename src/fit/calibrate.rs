@@ -374,14 +374,18 @@ fn series_x(m: &Measurement) -> Option<f64> {
 pub fn predict_row(model: Model, device: &Device, row: &Row, params: Option<&[f64]>) -> Result<f64> {
     use crate::model::{hong_kim, mwp_cwp, roofline, wu};
     match (&row.inputs, model) {
-        (RowInputs::Counters(c), Model::Roofline) => {
-            let p = roofline::predict(device, &c.roofline)?;
-            let get = |k: &str| p.breakdown.get(k).and_then(|v| v.as_f64()).unwrap_or(0.0);
-            match params {
-                None => Ok(p.time_us),
-                Some(q) => Ok((get("compute_us") / q[0]).max(get("memory_us") / q[1]) + q[2]),
+        (RowInputs::Counters(c), Model::Roofline) => match params {
+            None => Ok(roofline::predict(device, &c.roofline)?.time_us),
+            Some(q) => {
+                // The same bounds as `roofline::predict`, without building a Prediction (this
+                // runs millions of times in a fit).
+                let compute_us = device.cycles_to_us(
+                    c.roofline.flops / roofline::peak_fp32_flop_per_cycle(device),
+                );
+                let memory_us = c.roofline.dram_bytes / (device.memory_bandwidth_gbs * 1e3);
+                Ok((compute_us / q[0]).max(memory_us / q[1]) + q[2])
             }
-        }
+        },
         (RowInputs::Counters(c), Model::MwpCwp) => {
             let mut i = c.mwp_cwp;
             if let Some(q) = params {
