@@ -59,8 +59,17 @@ fn calibrate_then_evaluate_json_and_report() {
     let data = counters_csv(&d);
     let cal = d.join("cal.toml");
     run_ok(&[
-        "calibrate", "--model", "roofline", "--measurements", data.to_str().unwrap(),
-        "--folds", "4", "--bootstrap", "3", "-o", cal.to_str().unwrap(),
+        "calibrate",
+        "--model",
+        "roofline",
+        "--measurements",
+        data.to_str().unwrap(),
+        "--folds",
+        "4",
+        "--bootstrap",
+        "3",
+        "-o",
+        cal.to_str().unwrap(),
     ]);
     let text = std::fs::read_to_string(&cal).unwrap();
     assert!(text.contains("model = \"roofline\""), "{text}");
@@ -69,8 +78,16 @@ fn calibrate_then_evaluate_json_and_report() {
 
     let report = d.join("report");
     let out = run_ok(&[
-        "evaluate", "--measurements", data.to_str().unwrap(), "--model", "roofline",
-        "--calibration", cal.to_str().unwrap(), "--report", report.to_str().unwrap(), "--json",
+        "evaluate",
+        "--measurements",
+        data.to_str().unwrap(),
+        "--model",
+        "roofline",
+        "--calibration",
+        cal.to_str().unwrap(),
+        "--report",
+        report.to_str().unwrap(),
+        "--json",
     ]);
     let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
     let aggs = v["aggregates"].as_array().unwrap();
@@ -92,7 +109,13 @@ fn calibrate_then_evaluate_json_and_report() {
     }
     // va and vb solve the same sizes: comparisons (eq 21-22) appear per run and GPU.
     assert_eq!(v["comparisons"].as_array().unwrap().len(), 4);
-    for f in ["index.html", "evaluation.json", "aggregates.csv", "experiments.csv", "points.csv"] {
+    for f in [
+        "index.html",
+        "evaluation.json",
+        "aggregates.csv",
+        "experiments.csv",
+        "points.csv",
+    ] {
         assert!(report.join(f).exists(), "{f}");
     }
     let html = std::fs::read_to_string(report.join("index.html")).unwrap();
@@ -106,7 +129,12 @@ fn calibrate_then_evaluate_json_and_report() {
 fn check_in_chromium(page: &Path, charts: usize) {
     let Some(chromium) = ["chromium", "chromium-browser", "google-chrome"]
         .into_iter()
-        .find(|c| Command::new(c).arg("--version").output().is_ok_and(|o| o.status.success()))
+        .find(|c| {
+            Command::new(c)
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        })
     else {
         eprintln!("skipped: Chromium is not installed (apt-get install -y chromium)");
         return;
@@ -115,9 +143,15 @@ fn check_in_chromium(page: &Path, charts: usize) {
     let url = format!("file://{}", page.canonicalize().unwrap().display());
     let out = Command::new(chromium)
         .args([
-            "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-            "--disable-component-update", "--disable-sync", "--no-first-run",
-            "--enable-logging=stderr", "--v=0",
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            "--enable-logging=stderr",
+            "--v=0",
         ])
         .arg(format!("--user-data-dir={}", profile.display()))
         .args(["--dump-dom", &url])
@@ -126,13 +160,20 @@ fn check_in_chromium(page: &Path, charts: usize) {
     let dom = String::from_utf8_lossy(&out.stdout);
     let log = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "chromium failed: {log}");
-    assert_eq!(dom.matches("<svg").count(), charts, "charts in the rendered DOM");
+    assert_eq!(
+        dom.matches("<svg").count(),
+        charts,
+        "charts in the rendered DOM"
+    );
     assert!(dom.contains("kerneltime evaluation"));
     let console_errors: Vec<&str> = log
         .lines()
         .filter(|l| l.contains("CONSOLE") && (l.contains("ERROR") || l.contains("Uncaught")))
         .collect();
-    assert!(console_errors.is_empty(), "console errors: {console_errors:?}");
+    assert!(
+        console_errors.is_empty(),
+        "console errors: {console_errors:?}"
+    );
 }
 
 #[test]
@@ -140,13 +181,27 @@ fn evaluate_errors_name_the_flag() {
     let d = temp_dir("errors");
     let data = counters_csv(&d);
     let out = bin()
-        .args(["evaluate", "--measurements", data.to_str().unwrap(), "--model", "nope"])
+        .args([
+            "evaluate",
+            "--measurements",
+            data.to_str().unwrap(),
+            "--model",
+            "nope",
+        ])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--model"));
     let out = bin()
-        .args(["calibrate", "--model", "puchala", "--measurements", data.to_str().unwrap(), "-o", "x.toml"])
+        .args([
+            "calibrate",
+            "--model",
+            "puchala",
+            "--measurements",
+            data.to_str().unwrap(),
+            "-o",
+            "x.toml",
+        ])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
@@ -156,7 +211,13 @@ fn evaluate_errors_name_the_flag() {
 #[test]
 fn reproduce_parra2016_table() {
     let d = temp_dir("parra");
-    let out = run_ok(&["reproduce", "parra2016", "--out", d.to_str().unwrap(), "--json"]);
+    let out = run_ok(&[
+        "reproduce",
+        "parra2016",
+        "--out",
+        d.to_str().unwrap(),
+        "--json",
+    ]);
     let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
     let cells = v["cells"].as_array().unwrap();
     assert_eq!(cells.len(), 12);

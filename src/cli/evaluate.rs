@@ -11,9 +11,7 @@ use super::DeviceSelection;
 use crate::error::{write_atomic, Error, Result};
 use crate::eval::evaluate::{evaluate, Run};
 use crate::eval::report;
-use crate::fit::calibrate::{
-    calibrate, prepare, CalibrateOptions, Calibration, Model, Scope,
-};
+use crate::fit::calibrate::{calibrate, prepare, CalibrateOptions, Calibration, Model, Scope};
 use crate::fit::measurements::read_measurements;
 
 #[derive(Debug, Args)]
@@ -86,14 +84,21 @@ pub fn run_calibrate(args: &CalibrateArgs) -> Result<()> {
                 None => format!("{k}={v:.4}"),
             })
             .collect();
-        let kernel: String = g.kernel.as_deref().unwrap_or("(all)").chars().take(36).collect();
+        let kernel: String = g
+            .kernel
+            .as_deref()
+            .unwrap_or("(all)")
+            .chars()
+            .take(36)
+            .collect();
         println!(
             "{:<24} {:<36} {:>6} {:>9.2} {:>9}  {}",
             g.device,
             kernel,
             g.n,
             g.mape_train * 100.0,
-            g.mape_cv.map_or("-".into(), |c| format!("{:.2}", c * 100.0)),
+            g.mape_cv
+                .map_or("-".into(), |c| format!("{:.2}", c * 100.0)),
             params.join(", ")
         );
     }
@@ -136,7 +141,11 @@ pub fn run_evaluate(args: &EvaluateArgs) -> Result<()> {
         .map(|p| Calibration::from_toml(&super::read_text(p)?, &p.display().to_string()))
         .collect::<Result<_>>()?;
     let models: Vec<Model> = if args.model == "all" {
-        let mut m: Vec<Model> = Model::ALL.iter().copied().filter(|m| m.uses_counters()).collect();
+        let mut m: Vec<Model> = Model::ALL
+            .iter()
+            .copied()
+            .filter(|m| m.uses_counters())
+            .collect();
         if cals.iter().any(|c| c.model == Model::Lslag) {
             m.push(Model::Lslag);
         }
@@ -148,14 +157,22 @@ pub fn run_evaluate(args: &EvaluateArgs) -> Result<()> {
         if !models.contains(&c.model) {
             return Err(Error::invalid(
                 "--calibration",
-                format!("the calibration is for {}, which --model {} does not evaluate", c.model.name(), args.model),
+                format!(
+                    "the calibration is for {}, which --model {} does not evaluate",
+                    c.model.name(),
+                    args.model
+                ),
             ));
         }
     }
     let set = read_measurements(&args.measurements)?;
     let counters = models.iter().any(|m| m.uses_counters());
     let prepared_counters = if counters {
-        Some(prepare(&set.measurements, Model::Roofline, device.as_ref())?)
+        Some(prepare(
+            &set.measurements,
+            Model::Roofline,
+            device.as_ref(),
+        )?)
     } else {
         None
     };
@@ -167,19 +184,35 @@ pub fn run_evaluate(args: &EvaluateArgs) -> Result<()> {
     let mut runs_counters = Vec::new();
     let mut runs_lslag = Vec::new();
     for &m in &models {
-        let target = if m.uses_counters() { &mut runs_counters } else { &mut runs_lslag };
+        let target = if m.uses_counters() {
+            &mut runs_counters
+        } else {
+            &mut runs_lslag
+        };
         if m != Model::Lslag {
-            target.push(Run { model: m, calibration: None });
+            target.push(Run {
+                model: m,
+                calibration: None,
+            });
         }
         for c in cals.iter().filter(|c| c.model == m) {
-            target.push(Run { model: m, calibration: Some(c) });
+            target.push(Run {
+                model: m,
+                calibration: Some(c),
+            });
         }
     }
-    let total: usize = prepared_counters.as_ref().map_or(0, |p| p.rows.len() * runs_counters.len())
-        + prepared_lslag.as_ref().map_or(0, |p| p.rows.len() * runs_lslag.len());
+    let total: usize = prepared_counters
+        .as_ref()
+        .map_or(0, |p| p.rows.len() * runs_counters.len())
+        + prepared_lslag
+            .as_ref()
+            .map_or(0, |p| p.rows.len() * runs_lslag.len());
     let bar = if std::io::stderr().is_terminal() && total > 10_000 {
         let b = ProgressBar::with_draw_target(Some(total as u64), ProgressDrawTarget::stderr());
-        if let Ok(style) = ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {pos}/{len} predictions") {
+        if let Ok(style) =
+            ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {pos}/{len} predictions")
+        {
             b.set_style(style);
         }
         b
@@ -188,7 +221,10 @@ pub fn run_evaluate(args: &EvaluateArgs) -> Result<()> {
     };
     let tick = || bar.inc(1);
     let mut evaluation = None;
-    for (p, runs) in [(&prepared_counters, &runs_counters), (&prepared_lslag, &runs_lslag)] {
+    for (p, runs) in [
+        (&prepared_counters, &runs_counters),
+        (&prepared_lslag, &runs_lslag),
+    ] {
         if let (Some(p), false) = (p, runs.is_empty()) {
             let e = evaluate(p, runs, &set.file, &tick)?;
             evaluation = Some(match evaluation.take() {
@@ -247,8 +283,14 @@ pub fn write_report(dir: &Path, e: &crate::eval::evaluate::Evaluation) -> Result
     let json = serde_json::to_string_pretty(e)
         .map_err(|x| Error::invalid("json", format!("cannot serialize: {x}")))?;
     write_atomic(&dir.join("evaluation.json"), json.as_bytes())?;
-    write_atomic(&dir.join("aggregates.csv"), report::aggregates_csv(e).as_bytes())?;
-    write_atomic(&dir.join("experiments.csv"), report::experiments_csv(e).as_bytes())?;
+    write_atomic(
+        &dir.join("aggregates.csv"),
+        report::aggregates_csv(e).as_bytes(),
+    )?;
+    write_atomic(
+        &dir.join("experiments.csv"),
+        report::experiments_csv(e).as_bytes(),
+    )?;
     write_atomic(&dir.join("points.csv"), report::points_csv(e).as_bytes())?;
     for (name, _, svg) in &charts {
         write_atomic(&dir.join(name), svg.as_bytes())?;

@@ -103,7 +103,9 @@ struct Summary {
 /// Our MWP-CWP on the thesis' order-2 inputs (eq 4.32-4.51) with `N` = warps.
 fn ours_order2(warps: u32) -> Result<f64> {
     let text = include_str!("../../data/analytical/parra2016-stencil-order2-8warps.toml");
-    let mut i = crate::workload::analytical::MwpCwpInputs::from_toml(text, "parra2016 inputs", None)?.inputs;
+    let mut i =
+        crate::workload::analytical::MwpCwpInputs::from_toml(text, "parra2016 inputs", None)?
+            .inputs;
     i.n = f64::from(warps);
     Ok(crate::model::mwp_cwp::predict(&i)?.t_exec)
 }
@@ -114,7 +116,11 @@ fn run_parra2016(args: &ReproduceArgs) -> Result<()> {
     for (r, order) in ORDERS.iter().enumerate() {
         for (c, warps) in WARPS.iter().enumerate() {
             let d = MEASURED_4_6[r][c];
-            let ours = if *order == 2 { Some(ours_order2(*warps)?) } else { None };
+            let ours = if *order == 2 {
+                Some(ours_order2(*warps)?)
+            } else {
+                None
+            };
             cells.push(Cell {
                 order: *order,
                 warps: *warps,
@@ -179,8 +185,16 @@ fn run_parra2016(args: &ReproduceArgs) -> Result<()> {
             c.order,
             c.warps,
             c.measured_cycles,
-            format!("{:.0} ({:.0} %)", c.thesis_4_5_cycles, c.thesis_4_5_error * 100.0),
-            format!("{:.0} ({:.0} %)", c.thesis_4_7_cycles, c.thesis_4_7_error * 100.0),
+            format!(
+                "{:.0} ({:.0} %)",
+                c.thesis_4_5_cycles,
+                c.thesis_4_5_error * 100.0
+            ),
+            format!(
+                "{:.0} ({:.0} %)",
+                c.thesis_4_7_cycles,
+                c.thesis_4_7_error * 100.0
+            ),
             ours
         );
     }
@@ -211,12 +225,18 @@ mod tests {
     #[test]
     fn embedded_tables_match_shared_csv_when_present() {
         let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/data/seed-tables");
-        let Ok(text) = std::fs::read_to_string(format!("{dir}/parra2016_table4_6_measured_cycles_k40.csv")) else {
+        let Ok(text) =
+            std::fs::read_to_string(format!("{dir}/parra2016_table4_6_measured_cycles_k40.csv"))
+        else {
             eprintln!("skipped: ../shared is absent");
             return;
         };
         for (r, line) in text.lines().skip(1).enumerate() {
-            let v: Vec<f64> = line.split(',').skip(1).map(|x| x.parse().unwrap()).collect();
+            let v: Vec<f64> = line
+                .split(',')
+                .skip(1)
+                .map(|x| x.parse().unwrap())
+                .collect();
             assert_eq!(v, MEASURED_4_6[r].to_vec());
         }
     }

@@ -140,12 +140,15 @@ pub fn evaluate(
         let mut fails: BTreeMap<String, usize> = BTreeMap::new();
         for (r, res) in prepared.rows.iter().zip(results) {
             match res {
-                Ok(t) => by_exp.entry((r.device, r.kernel.clone())).or_default().push(Point {
-                    x: r.x,
-                    measured_us: r.measured_us,
-                    model_us: t,
-                    ratio: t / r.measured_us,
-                }),
+                Ok(t) => by_exp
+                    .entry((r.device, r.kernel.clone()))
+                    .or_default()
+                    .push(Point {
+                        x: r.x,
+                        measured_us: r.measured_us,
+                        model_us: t,
+                        ratio: t / r.measured_us,
+                    }),
                 Err(why) => *fails.entry(why).or_default() += 1,
             }
         }
@@ -196,8 +199,14 @@ pub fn evaluate(
                 })
                 .collect();
             let agg = metrics::aggregate(&accs)?;
-            let all_model: Vec<f64> = exps.iter().flat_map(|e| e.points.iter().map(|p| p.model_us)).collect();
-            let all_measured: Vec<f64> = exps.iter().flat_map(|e| e.points.iter().map(|p| p.measured_us)).collect();
+            let all_model: Vec<f64> = exps
+                .iter()
+                .flat_map(|e| e.points.iter().map(|p| p.model_us))
+                .collect();
+            let all_measured: Vec<f64> = exps
+                .iter()
+                .flat_map(|e| e.points.iter().map(|p| p.measured_us))
+                .collect();
             let mape_cv = run.calibration.and_then(|c| {
                 let cvs: Vec<f64> = c
                     .groups
@@ -272,12 +281,20 @@ fn compare(
                 .or_default()
                 .push(p.model_us);
         }
-        for r in prepared.rows.iter().filter(|r| r.device == dev && r.kernel == e.kernel) {
+        for r in prepared
+            .rows
+            .iter()
+            .filter(|r| r.device == dev && r.kernel == e.kernel)
+        {
             if let Some(m) = lookup
                 .get_mut(&(r.x.unwrap_or(0.0).to_bits(), r.measured_us.to_bits()))
                 .and_then(|v| v.pop())
             {
-                let s = per.entry(e.kernel.as_str()).or_default().entry(r.shape.as_str()).or_insert((0.0, 0.0, 0));
+                let s = per
+                    .entry(e.kernel.as_str())
+                    .or_default()
+                    .entry(r.shape.as_str())
+                    .or_insert((0.0, 0.0, 0));
                 s.0 += r.measured_us;
                 s.1 += m;
                 s.2 += 1;
@@ -368,13 +385,24 @@ mod tests {
         let cal = crate::fit::calibrate::calibrate(
             Model::Roofline,
             &p,
-            &CalibrateOptions { scope: Scope::Kernel, folds: 2, bootstrap: 0, ..Default::default() },
+            &CalibrateOptions {
+                scope: Scope::Kernel,
+                folds: 2,
+                bootstrap: 0,
+                ..Default::default()
+            },
             "t.csv",
         )
         .unwrap();
         let runs = [
-            Run { model: Model::Roofline, calibration: None },
-            Run { model: Model::Roofline, calibration: Some(&cal) },
+            Run {
+                model: Model::Roofline,
+                calibration: None,
+            },
+            Run {
+                model: Model::Roofline,
+                calibration: Some(&cal),
+            },
         ];
         let e = evaluate(&p, &runs, "t.csv", &|| {}).unwrap();
         // Two variants x two runs.
@@ -383,12 +411,27 @@ mod tests {
         for x in &e.experiments {
             assert_eq!(x.n, 4);
             // MAPE is the mean of |1 - r|, recomputed here by hand.
-            let m: f64 = x.points.iter().map(|p| (1.0 - p.model_us / p.measured_us).abs()).sum::<f64>() / 4.0;
+            let m: f64 = x
+                .points
+                .iter()
+                .map(|p| (1.0 - p.model_us / p.measured_us).abs())
+                .sum::<f64>()
+                / 4.0;
             assert!((x.mape - m).abs() < 1e-12);
         }
-        let cal_agg = e.aggregates.iter().find(|a| a.model == "roofline (calibrated)").unwrap();
+        let cal_agg = e
+            .aggregates
+            .iter()
+            .find(|a| a.model == "roofline (calibrated)")
+            .unwrap();
         assert!(cal_agg.mape_cv.is_some());
-        assert!(e.aggregates.iter().find(|a| a.model == "roofline").unwrap().mape_cv.is_none());
+        assert!(e
+            .aggregates
+            .iter()
+            .find(|a| a.model == "roofline")
+            .unwrap()
+            .mape_cv
+            .is_none());
         // mm_a and mm_b are variants of `mm` on the same sizes: one comparison per run.
         assert_eq!(e.comparisons.len(), 2);
         assert_eq!(e.comparisons[0].n, 4);

@@ -109,8 +109,9 @@ pub fn aggregates_csv(e: &Evaluation) -> String {
 
 /// `experiments.csv`: one row per (model, device, kernel).
 pub fn experiments_csv(e: &Evaluation) -> String {
-    let mut s =
-        String::from("model,device,kernel,n,mape,max_error,kendall_tau,t_min_us,t_max_us,mape_cv\n");
+    let mut s = String::from(
+        "model,device,kernel,n,mape,max_error,kendall_tau,t_min_us,t_max_us,mape_cv\n",
+    );
     for x in &e.experiments {
         let _ = writeln!(
             s,
@@ -182,9 +183,15 @@ pub fn markdown(e: &Evaluation) -> String {
     for d in &devices {
         let _ = write!(s, "| {d} |");
         for m in &models {
-            match e.aggregates.iter().find(|a| &a.model == m && &a.device == d) {
+            match e
+                .aggregates
+                .iter()
+                .find(|a| &a.model == m && &a.device == d)
+            {
                 Some(a) => {
-                    let cv = a.mape_cv.map_or(String::new(), |c| format!(", CV {}", pct(c)));
+                    let cv = a
+                        .mape_cv
+                        .map_or(String::new(), |c| format!(", CV {}", pct(c)));
                     let _ = write!(s, " {} / {}{cv} |", pct(a.mape), opt_tau(a.kendall_tau));
                 }
                 None => {
@@ -220,7 +227,9 @@ pub fn markdown(e: &Evaluation) -> String {
                 .find(|x| &x.model == m && x.device == d && x.kernel == k)
             {
                 Some(x) => {
-                    let cv = x.mape_cv.map_or(String::new(), |c| format!(" [{}]", pct(c)));
+                    let cv = x
+                        .mape_cv
+                        .map_or(String::new(), |c| format!(" [{}]", pct(c)));
                     let _ = write!(s, " {} / {}{cv} |", pct(x.mape), opt_tau(x.kendall_tau));
                 }
                 None => {
@@ -274,7 +283,10 @@ fn bounds(values: impl Iterator<Item = f64>) -> (f64, f64) {
 pub fn ratio_svg(model: &str, exps: &[&Experiment]) -> Result<String> {
     let total: usize = exps.iter().map(|e| e.points.len()).sum();
     let step = stride(total);
-    let (tlo, thi) = bounds(exps.iter().flat_map(|e| e.points.iter().map(|p| p.measured_us)));
+    let (tlo, thi) = bounds(
+        exps.iter()
+            .flat_map(|e| e.points.iter().map(|p| p.measured_us)),
+    );
     let (rlo, rhi) = bounds(exps.iter().flat_map(|e| e.points.iter().map(|p| p.ratio)));
     let (rlo, rhi) = (rlo.clamp(1e-4, 0.9), rhi.clamp(1.1, 1e4));
     let e_mean = exps.iter().map(|e| e.mape).sum::<f64>() / exps.len().max(1) as f64;
@@ -306,7 +318,10 @@ pub fn ratio_svg(model: &str, exps: &[&Experiment]) -> Result<String> {
             .draw()
             .map_err(draw_err)?;
         chart
-            .draw_series(LineSeries::new([(tlo, 1.0), (thi, 1.0)], BLACK.stroke_width(1)))
+            .draw_series(LineSeries::new(
+                [(tlo, 1.0), (thi, 1.0)],
+                BLACK.stroke_width(1),
+            ))
             .map_err(draw_err)?;
         for (i, (dev, es)) in by_device(exps).into_iter().enumerate() {
             let c = PALETTE[i % PALETTE.len()];
@@ -346,7 +361,10 @@ pub fn scatter_svg(model: &str, exps: &[&Experiment]) -> Result<String> {
         let root = SVGBackend::with_string(&mut svg, (640, 600)).into_drawing_area();
         root.fill(&WHITE).map_err(draw_err)?;
         let mut chart = ChartBuilder::on(&root)
-            .caption(format!("{model}: predicted vs measured"), ("sans-serif", 16))
+            .caption(
+                format!("{model}: predicted vs measured"),
+                ("sans-serif", 16),
+            )
             .margin(10)
             .x_label_area_size(40)
             .y_label_area_size(60)
@@ -405,7 +423,10 @@ pub fn error_svg(model: &str, exps: &[&Experiment]) -> Result<String> {
         let root = SVGBackend::with_string(&mut svg, (900, height)).into_drawing_area();
         root.fill(&WHITE).map_err(draw_err)?;
         let mut chart = ChartBuilder::on(&root)
-            .caption(format!("{model}: MAPE per device and kernel"), ("sans-serif", 16))
+            .caption(
+                format!("{model}: MAPE per device and kernel"),
+                ("sans-serif", 16),
+            )
             .margin(10)
             .x_label_area_size(35)
             .y_label_area_size(330)
@@ -431,9 +452,13 @@ pub fn error_svg(model: &str, exps: &[&Experiment]) -> Result<String> {
         let devices: Vec<&str> = by_device(exps).keys().copied().collect();
         chart
             .draw_series(exps.iter().enumerate().map(|(i, e)| {
-                let c = PALETTE[devices.iter().position(|d| *d == e.device).unwrap_or(0) % PALETTE.len()];
+                let c = PALETTE
+                    [devices.iter().position(|d| *d == e.device).unwrap_or(0) % PALETTE.len()];
                 let y = i as f64;
-                Rectangle::new([(0.0, y - 0.35), (e.mape.min(cap) * 100.0, y + 0.35)], c.filled())
+                Rectangle::new(
+                    [(0.0, y - 0.35), (e.mape.min(cap) * 100.0, y + 0.35)],
+                    c.filled(),
+                )
             }))
             .map_err(draw_err)?;
         chart
@@ -464,15 +489,30 @@ pub fn charts(e: &Evaluation) -> Result<Vec<(String, String, String)>> {
             .replace("--", "-")
             .trim_matches('-')
             .to_string();
-        out.push((format!("ratio-{slug}.svg"), format!("{m}: ratio characteristic (puchala2022 Fig 9b)"), ratio_svg(m, &exps)?));
-        out.push((format!("scatter-{slug}.svg"), format!("{m}: predicted vs measured"), scatter_svg(m, &exps)?));
-        out.push((format!("errors-{slug}.svg"), format!("{m}: error per device and kernel"), error_svg(m, &exps)?));
+        out.push((
+            format!("ratio-{slug}.svg"),
+            format!("{m}: ratio characteristic (puchala2022 Fig 9b)"),
+            ratio_svg(m, &exps)?,
+        ));
+        out.push((
+            format!("scatter-{slug}.svg"),
+            format!("{m}: predicted vs measured"),
+            scatter_svg(m, &exps)?,
+        ));
+        out.push((
+            format!("errors-{slug}.svg"),
+            format!("{m}: error per device and kernel"),
+            error_svg(m, &exps)?,
+        ));
     }
     Ok(out)
 }
 
 fn html_escape(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
 }
 
 /// One self-contained HTML page: the tables, the notes and every chart inline.

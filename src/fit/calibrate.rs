@@ -211,7 +211,11 @@ pub struct Prepared {
 
 /// Resolves devices and builds the inputs `model` needs for every measurement. With `device`,
 /// rows without a device name take it and rows naming another GPU are left out.
-pub fn prepare(measurements: &[Measurement], model: Model, device: Option<&Device>) -> Result<Prepared> {
+pub fn prepare(
+    measurements: &[Measurement],
+    model: Model,
+    device: Option<&Device>,
+) -> Result<Prepared> {
     let mut devices: Vec<Device> = Vec::new();
     let mut by_label: BTreeMap<String, Option<usize>> = BTreeMap::new();
     let mut skipped: BTreeMap<String, usize> = BTreeMap::new();
@@ -231,19 +235,21 @@ pub fn prepare(measurements: &[Measurement], model: Model, device: Option<&Devic
                 None
             }
             (Some(label), given) => {
-                let entry = by_label.entry(label.clone()).or_insert_with(|| match given {
-                    Some(d) => d.answers_to(label).then_some(0),
-                    None => match catalogue::find(label) {
-                        Ok(d) => match devices.iter().position(|x| x.name == d.name) {
-                            Some(i) => Some(i),
-                            None => {
-                                devices.push(d.clone());
-                                Some(devices.len() - 1)
-                            }
+                let entry = by_label
+                    .entry(label.clone())
+                    .or_insert_with(|| match given {
+                        Some(d) => d.answers_to(label).then_some(0),
+                        None => match catalogue::find(label) {
+                            Ok(d) => match devices.iter().position(|x| x.name == d.name) {
+                                Some(i) => Some(i),
+                                None => {
+                                    devices.push(d.clone());
+                                    Some(devices.len() - 1)
+                                }
+                            },
+                            Err(_) => None,
                         },
-                        Err(_) => None,
-                    },
-                });
+                    });
                 if entry.is_none() {
                     let why = match given {
                         Some(d) => format!("device `{label}` is not the selected {}", d.name),
@@ -342,7 +348,13 @@ fn short(e: &Error) -> String {
 /// not just the kernel (amaris2018's matMul variants share one kernel signature), else the
 /// kernel's name; argument lists are dropped.
 pub fn kernel_label(m: &Measurement) -> String {
-    let short = m.kernel.split('(').next().unwrap_or(&m.kernel).trim().to_string();
+    let short = m
+        .kernel
+        .split('(')
+        .next()
+        .unwrap_or(&m.kernel)
+        .trim()
+        .to_string();
     match m.params.get("app").and_then(|v| v.as_str()) {
         Some(app) if !app.is_empty() && app != short => format!("{app}/{short}"),
         _ => short,
@@ -371,7 +383,12 @@ fn series_x(m: &Measurement) -> Option<f64> {
 /// The model's time for a row, µs; `params` in the order of [`param_specs`], `None` for the
 /// uncalibrated model (roofline: the table launch overhead, full efficiency; analytical models:
 /// no launch term). `lslag` has no uncalibrated form.
-pub fn predict_row(model: Model, device: &Device, row: &Row, params: Option<&[f64]>) -> Result<f64> {
+pub fn predict_row(
+    model: Model,
+    device: &Device,
+    row: &Row,
+    params: Option<&[f64]>,
+) -> Result<f64> {
     use crate::model::{hong_kim, mwp_cwp, roofline, wu};
     match (&row.inputs, model) {
         (RowInputs::Counters(c), Model::Roofline) => match params {
@@ -552,14 +569,25 @@ impl Calibration {
     /// The parameter vector for a device and kernel: the (device, kernel) group, else the device
     /// group; `None` when the calibration has neither.
     pub fn params_for(&self, device: &Device, kernel: &str) -> Option<Vec<f64>> {
-        let on_device = |g: &&GroupCalibration| g.device == device.name || device.answers_to(&g.device);
+        let on_device =
+            |g: &&GroupCalibration| g.device == device.name || device.answers_to(&g.device);
         let g = self
             .groups
             .iter()
             .filter(on_device)
             .find(|g| g.kernel.as_deref() == Some(kernel))
-            .or_else(|| self.groups.iter().filter(on_device).find(|g| g.kernel.is_none()))?;
-        Some(param_specs(self.model).iter().map(|s| g.params[s.name]).collect())
+            .or_else(|| {
+                self.groups
+                    .iter()
+                    .filter(on_device)
+                    .find(|g| g.kernel.is_none())
+            })?;
+        Some(
+            param_specs(self.model)
+                .iter()
+                .map(|s| g.params[s.name])
+                .collect(),
+        )
     }
 
     /// The cross-validated MAPE of a device (and kernel) group, when there is one.
@@ -573,10 +601,12 @@ impl Calibration {
 /// Relative errors of a model with parameters on some rows; a failed prediction is an error of 1.
 fn relative_errors(model: Model, devices: &[Device], rows: &[&Row], q: &[f64]) -> Vec<f64> {
     rows.iter()
-        .map(|r| match predict_row(model, &devices[r.device], r, Some(q)) {
-            Ok(t) if t.is_finite() => t / r.measured_us - 1.0,
-            _ => 1.0,
-        })
+        .map(
+            |r| match predict_row(model, &devices[r.device], r, Some(q)) {
+                Ok(t) if t.is_finite() => t / r.measured_us - 1.0,
+                _ => 1.0,
+            },
+        )
         .collect()
 }
 
@@ -673,7 +703,11 @@ pub fn calibrate(
         .map(|(gi, key)| {
             let rows = &groups[key];
             let mut rng = SplitMix64::new(options.seed ^ (gi as u64).wrapping_mul(0x9e37_79b9));
-            let q = fit_rows(model, devices, &sample(rows, options.max_fit_rows, &mut rng))?;
+            let q = fit_rows(
+                model,
+                devices,
+                &sample(rows, options.max_fit_rows, &mut rng),
+            )?;
             let (mape_train, max_train) = mape_max(&relative_errors(model, devices, rows, &q));
             // Grouped k-fold: points are shuffled and dealt to folds.
             let mut points: Vec<&str> = rows.iter().map(|r| r.point.as_str()).collect();
@@ -690,9 +724,21 @@ pub fn calibrate(
                     .collect();
                 let mut errors = Vec::with_capacity(rows.len());
                 for f in 0..options.folds {
-                    let train: Vec<&Row> = rows.iter().copied().filter(|r| fold_of[r.point.as_str()] != f).collect();
-                    let test: Vec<&Row> = rows.iter().copied().filter(|r| fold_of[r.point.as_str()] == f).collect();
-                    let qf = fit_rows(model, devices, &sample(&train, options.max_fit_rows, &mut rng))?;
+                    let train: Vec<&Row> = rows
+                        .iter()
+                        .copied()
+                        .filter(|r| fold_of[r.point.as_str()] != f)
+                        .collect();
+                    let test: Vec<&Row> = rows
+                        .iter()
+                        .copied()
+                        .filter(|r| fold_of[r.point.as_str()] == f)
+                        .collect();
+                    let qf = fit_rows(
+                        model,
+                        devices,
+                        &sample(&train, options.max_fit_rows, &mut rng),
+                    )?;
                     errors.extend(relative_errors(model, devices, &test, &qf));
                 }
                 let (a, b) = mape_max(&errors);
@@ -704,7 +750,9 @@ pub fn calibrate(
                 let mut draws: Vec<Vec<f64>> = vec![Vec::new(); specs.len()];
                 let m = rows.len().min(options.max_fit_rows.max(1));
                 for _ in 0..options.bootstrap {
-                    let resample: Vec<&Row> = (0..m).map(|_| rows[rng.below(rows.len() as u64) as usize]).collect();
+                    let resample: Vec<&Row> = (0..m)
+                        .map(|_| rows[rng.below(rows.len() as u64) as usize])
+                        .collect();
                     let qb = fit_rows(model, devices, &resample)?;
                     for (k, v) in qb.into_iter().enumerate() {
                         draws[k].push(v);
@@ -713,7 +761,10 @@ pub fn calibrate(
                 for (k, s) in specs.iter().enumerate() {
                     let d = &mut draws[k];
                     d.sort_by(f64::total_cmp);
-                    intervals.insert(s.name.to_string(), [percentile(d, 0.025), percentile(d, 0.975)]);
+                    intervals.insert(
+                        s.name.to_string(),
+                        [percentile(d, 0.025), percentile(d, 0.975)],
+                    );
                 }
             }
             Ok(GroupCalibration {
@@ -721,7 +772,11 @@ pub fn calibrate(
                 kernel: key.1.clone(),
                 n: rows.len(),
                 points: n_points,
-                params: specs.iter().zip(&q).map(|(s, v)| (s.name.to_string(), *v)).collect(),
+                params: specs
+                    .iter()
+                    .zip(&q)
+                    .map(|(s, v)| (s.name.to_string(), *v))
+                    .collect(),
                 intervals,
                 mape_train,
                 max_error_train: max_train,
@@ -733,7 +788,10 @@ pub fn calibrate(
     let groups = fitted.into_iter().collect::<Result<Vec<_>>>()?;
     let mut notes = Vec::new();
     if !prepared.skipped.is_empty() {
-        notes.push(format!("rows left out: {}", skipped_text(&prepared.skipped)));
+        notes.push(format!(
+            "rows left out: {}",
+            skipped_text(&prepared.skipped)
+        ));
     }
     notes.push(format!(
         "each fit uses at most {} rows (a seeded sample); errors are computed on every row",
@@ -750,7 +808,18 @@ pub fn calibrate(
         objective: "mean squared relative error (t_model / t_measured - 1)^2".into(),
         parameters: specs
             .iter()
-            .map(|s| format!("{} in [{}, {}]", s.name, s.lower, if s.upper == f64::MAX { "inf".to_string() } else { s.upper.to_string() }))
+            .map(|s| {
+                format!(
+                    "{} in [{}, {}]",
+                    s.name,
+                    s.lower,
+                    if s.upper == f64::MAX {
+                        "inf".to_string()
+                    } else {
+                        s.upper.to_string()
+                    }
+                )
+            })
             .collect(),
         groups,
         notes,
@@ -788,11 +857,13 @@ mod tests {
         (0..n)
             .map(|i| {
                 let size = 1u64 << (8 + i % 12);
-                let mut m = Measurement::new(if i % 2 == 0 { "a" } else { "b" }, 1.0, "synthetic", i + 2);
+                let mut m =
+                    Measurement::new(if i % 2 == 0 { "a" } else { "b" }, 1.0, "synthetic", i + 2);
                 m.device = Some("GTX-680".into());
                 m.grid = Some(Dim3::new(size.div_ceil(256).max(1), 1, 1));
                 m.block = Some(Dim3::new(256, 1, 1));
-                m.params.insert("input_size_1".into(), serde_json::json!(size));
+                m.params
+                    .insert("input_size_1".into(), serde_json::json!(size));
                 m.params.insert("rep".into(), serde_json::json!(i / 24));
                 let warps = (size.div_ceil(256).max(1) * 8) as f64;
                 // Kernel "a": many instructions per byte; "b": few.
@@ -836,7 +907,12 @@ mod tests {
         assert_eq!(c.groups.len(), 1);
         let g = &c.groups[0];
         for (s, t) in param_specs(Model::Roofline).iter().zip(truth) {
-            assert!((g.params[s.name] - t).abs() < 1e-6, "{}: {} vs {t}", s.name, g.params[s.name]);
+            assert!(
+                (g.params[s.name] - t).abs() < 1e-6,
+                "{}: {} vs {t}",
+                s.name,
+                g.params[s.name]
+            );
         }
         assert!(g.mape_train < 1e-6);
         // The cross-validated error is its own number, also near zero on noise-free data.
@@ -866,7 +942,10 @@ mod tests {
         assert!(g.mape_train < 1e-6, "{g:?}");
         assert!(g.mape_cv.is_none());
         // Identifiable parameters: the launch overhead and the time they produce.
-        assert!((g.params["launch_overhead_us"] - truth[3]).abs() < 1e-4, "{g:?}");
+        assert!(
+            (g.params["launch_overhead_us"] - truth[3]).abs() < 1e-4,
+            "{g:?}"
+        );
     }
 
     #[test]
@@ -883,7 +962,16 @@ mod tests {
             }
         }
         let p = prepare(&ms, Model::Lslag, None).unwrap();
-        let c = calibrate(Model::Lslag, &p, &CalibrateOptions { bootstrap: 5, ..Default::default() }, "x").unwrap();
+        let c = calibrate(
+            Model::Lslag,
+            &p,
+            &CalibrateOptions {
+                bootstrap: 5,
+                ..Default::default()
+            },
+            "x",
+        )
+        .unwrap();
         let g = &c.groups[0];
         assert!((g.params["alpha_us"] - alpha).abs() < 1e-6);
         assert!((g.params["beta_us"] - beta).abs() < 1e-6);
@@ -892,7 +980,10 @@ mod tests {
 
     #[test]
     fn unknown_models_and_missing_rows() {
-        assert!(Model::parse("puchala").unwrap_err().to_string().contains("kernel program"));
+        assert!(Model::parse("puchala")
+            .unwrap_err()
+            .to_string()
+            .contains("kernel program"));
         assert!(Model::parse("nope").is_err());
         let ms = vec![Measurement::new("k", 1.0, "f", 2)];
         let p = prepare(&ms, Model::Roofline, None).unwrap();

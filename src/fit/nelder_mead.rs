@@ -73,7 +73,10 @@ pub fn minimize<F: FnMut(&[f64]) -> f64>(
         if !(lower[k].is_finite() && upper[k].is_finite() && lower[k] <= upper[k]) {
             return Err(Error::invalid(
                 format!("bounds[{k}]"),
-                format!("needs finite lower <= upper, got {} and {}", lower[k], upper[k]),
+                format!(
+                    "needs finite lower <= upper, got {} and {}",
+                    lower[k], upper[k]
+                ),
             ));
         }
         if !start[k].is_finite() {
@@ -132,7 +135,8 @@ pub fn minimize<F: FnMut(&[f64]) -> f64>(
                 })
                 .fold(0.0, f64::max);
             let spread = values[n] - values[0];
-            if size < options.x_tolerance && (spread <= options.f_tolerance || !spread.is_finite()) {
+            if size < options.x_tolerance && (spread <= options.f_tolerance || !spread.is_finite())
+            {
                 run_converged = true;
                 break;
             }
@@ -198,7 +202,8 @@ pub fn minimize<F: FnMut(&[f64]) -> f64>(
             .unwrap_or((0, &f64::INFINITY));
         let improved = v_best < best_value;
         let moved = improved
-            && (0..n).any(|k| ((simplex[i_best][k] - best[k]) / width[k]).abs() > options.x_tolerance);
+            && (0..n)
+                .any(|k| ((simplex[i_best][k] - best[k]) / width[k]).abs() > options.x_tolerance);
         if improved {
             best = simplex[i_best].clone();
             best_value = v_best;
@@ -269,15 +274,21 @@ mod tests {
             &NelderMeadOptions::default(),
         )
         .unwrap();
-        for k in 0..3 {
-            assert!((m.x[k] - target[k]).abs() < 1e-6, "{m:?}");
+        for (x, t) in m.x.iter().zip(target) {
+            assert!((x - t).abs() < 1e-6, "{m:?}");
         }
     }
 
     #[test]
     fn nan_values_are_avoided_and_bad_bounds_rejected() {
         let m = minimize(
-            |x: &[f64]| if x[0] < 0.5 { f64::NAN } else { (x[0] - 0.7).powi(2) },
+            |x: &[f64]| {
+                if x[0] < 0.5 {
+                    f64::NAN
+                } else {
+                    (x[0] - 0.7).powi(2)
+                }
+            },
             &[0.9],
             &[0.0],
             &[1.0],
@@ -285,7 +296,21 @@ mod tests {
         )
         .unwrap();
         assert!((m.x[0] - 0.7).abs() < 1e-6);
-        assert!(minimize(|_| 0.0, &[0.0], &[1.0], &[0.0], &NelderMeadOptions::default()).is_err());
-        assert!(minimize(|_| 0.0, &[0.0], &[0.0, 0.0], &[1.0], &NelderMeadOptions::default()).is_err());
+        assert!(minimize(
+            |_| 0.0,
+            &[0.0],
+            &[1.0],
+            &[0.0],
+            &NelderMeadOptions::default()
+        )
+        .is_err());
+        assert!(minimize(
+            |_| 0.0,
+            &[0.0],
+            &[0.0, 0.0],
+            &[1.0],
+            &NelderMeadOptions::default()
+        )
+        .is_err());
     }
 }

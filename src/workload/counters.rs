@@ -438,7 +438,9 @@ pub fn inputs(device: &Device, lat: &DeviceLatencies, k: &KernelCounters) -> Res
     }
     let sms = f64::from(device.sm_count);
     let blocks_per_sm = (k.blocks / sms).ceil();
-    let active_blocks = f64::from(occ.active_blocks_per_sm).min(blocks_per_sm).max(1.0);
+    let active_blocks = f64::from(occ.active_blocks_per_sm)
+        .min(blocks_per_sm)
+        .max(1.0);
     let warps_per_block = (tpb / 32.0).ceil();
     let active_sms = sms.min(k.blocks);
     let mem_per_warp = k.gld_per_warp + k.gst_per_warp;
@@ -605,7 +607,10 @@ mod tests {
         // Without DRAM writes, the store transactions stand in: (1024 + 1024) x 32 bytes.
         let mut m = row();
         m.counters.as_mut().unwrap().dram_write_transactions = None;
-        assert_eq!(KernelCounters::from_measurement(&m).unwrap().dram_bytes, 65536.0);
+        assert_eq!(
+            KernelCounters::from_measurement(&m).unwrap().dram_bytes,
+            65536.0
+        );
         let mut m = row();
         m.counters = None;
         assert!(KernelCounters::from_measurement(&m).is_err());
