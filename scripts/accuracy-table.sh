@@ -14,7 +14,7 @@ cargo build --quiet
 bin=target/debug/kerneltime
 for m in roofline wu; do
   "$bin" calibrate --model "$m" --measurements "$data" --scope kernel --folds 5 \
-    --bootstrap 5 --seed 2026 -o "$out/cal-$m.toml" > "$out/cal-$m.txt"
+    --bootstrap 5 --max-fit-rows 500 --seed 2026 -o "$out/cal-$m.toml" > "$out/cal-$m.txt"
 done
 "$bin" evaluate --measurements "$data" --model all \
   --calibration "$out/cal-roofline.toml" --calibration "$out/cal-wu.toml" \

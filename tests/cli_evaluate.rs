@@ -76,6 +76,52 @@ fn calibrate_then_evaluate_json_and_report() {
     assert!(text.contains("mape_cv"), "{text}");
     assert!(text.contains("intervals"), "{text}");
 
+    // predict --calibration: hand-made roofline inputs on the GTX 680 (8 SMs x 192 cores x 2
+    // FLOP per cycle at 1058 MHz; 192.26 GB/s): 10 us of compute and 4 us of DRAM traffic.
+    let inputs = d.join("roof.toml");
+    std::fs::write(
+        &inputs,
+        format!(
+            "flops = {}\ndram_bytes = {}\n",
+            8.0 * 192.0 * 2.0 * 1058.0 * 10.0,
+            192.26e3 * 4.0
+        ),
+    )
+    .unwrap();
+    let out = run_ok(&[
+        "predict",
+        "--model",
+        "roofline",
+        "--device",
+        "GTX-680",
+        "--kernel",
+        "va/vec",
+        "--inputs",
+        inputs.to_str().unwrap(),
+        "--calibration",
+        cal.to_str().unwrap(),
+        "--json",
+    ]);
+    let p: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let file: toml::Value = toml::from_str(&text).unwrap();
+    let group = file["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| {
+            g["device"].as_str() == Some("GeForce GTX 680")
+                && g["kernel"].as_str() == Some("va/vec")
+        })
+        .unwrap();
+    let q = |k: &str| group["params"][k].as_float().unwrap();
+    let expected = (10.0 / q("compute_efficiency")).max(4.0 / q("memory_efficiency"))
+        + q("launch_overhead_us");
+    let got = p["time_us"].as_f64().unwrap();
+    assert!(
+        (got - expected).abs() < 1e-9 * expected,
+        "{got} vs {expected}"
+    );
+
     let report = d.join("report");
     let out = run_ok(&[
         "evaluate",

@@ -298,3 +298,131 @@ pub fn write_report(dir: &Path, e: &crate::eval::evaluate::Evaluation) -> Result
     write_atomic(&dir.join("index.html"), report::html(e, &charts).as_bytes())?;
     Ok(())
 }
+
+/// `predict --calibration CAL.toml`: the model with the calibration's parameters for the device
+/// (and `--kernel`, when the calibration is per kernel).
+pub fn run_predict_calibrated(args: &super::predict::PredictArgs, cal_path: &Path) -> Result<()> {
+    use crate::fit::calibrate::{
+        apply_hong_kim, apply_mwp_cwp, apply_wu, calibrated_roofline_us, param_specs,
+    };
+    use crate::model::{hong_kim, mwp_cwp, roofline, wu, Prediction};
+    use crate::workload::analytical::{HongKimInputs, MwpCwpInputs, WuInputs};
+
+    let origin = cal_path.display().to_string();
+    let cal = Calibration::from_toml(&super::read_text(cal_path)?, &origin)?;
+    let model = Model::parse(&args.model)?;
+    if model != cal.model {
+        return Err(Error::invalid(
+            "--calibration",
+            format!(
+                "{origin} calibrates {}, not {}",
+                cal.model.name(),
+                model.name()
+            ),
+        ));
+    }
+    let device = args.device.resolve()?;
+    let kernel = args.kernel.clone().unwrap_or_default();
+    let q = cal.params_for(&device, &kernel).ok_or_else(|| {
+        let kernels: Vec<String> = cal
+            .groups
+            .iter()
+            .filter(|g| g.device == device.name)
+            .filter_map(|g| g.kernel.clone())
+            .collect();
+        if kernels.is_empty() {
+            Error::invalid(
+                "--device",
+                format!("{origin} has no parameters for {}", device.name),
+            )
+        } else {
+            Error::missing(
+                "--kernel",
+                format!(
+                    "{origin} is calibrated per kernel; name one of: {}",
+                    kernels.join(", ")
+                ),
+            )
+        }
+    })?;
+    let inputs_text = |what: &str| -> Result<(String, String)> {
+        let p = args.inputs.as_ref().ok_or_else(|| {
+            Error::missing(
+                "--inputs",
+                format!("the {what} model needs --inputs FILE.toml"),
+            )
+        })?;
+        Ok((super::read_text(p)?, p.display().to_string()))
+    };
+    let launch = q.get(3).copied().unwrap_or(0.0);
+    let mut p = match model {
+        Model::Roofline => {
+            let (text, o) = inputs_text("roofline")?;
+            let i = roofline::RooflineInputs::from_toml(&text, &o)?;
+            let base = roofline::predict(&device, &i)?;
+            let mut p = Prediction::new(
+                "roofline",
+                &device.name,
+                calibrated_roofline_us(&device, &i, &q),
+            );
+            p.breakdown = base.breakdown;
+            p
+        }
+        Model::MwpCwp => {
+            let (text, o) = inputs_text("mwp-cwp")?;
+            let mut i = MwpCwpInputs::from_toml(&text, &o, Some(&device))?.inputs;
+            apply_mwp_cwp(&mut i, &q);
+            let r = mwp_cwp::predict(&i)?;
+            r.to_prediction(&device.name, device.cycles_to_us(r.t_exec) + launch)
+        }
+        Model::HongKim => {
+            let (text, o) = inputs_text("hong-kim")?;
+            let mut i = HongKimInputs::from_toml(&text, &o, Some(&device))?.inputs;
+            apply_hong_kim(&mut i, &q);
+            let r = hong_kim::predict(&i)?;
+            r.to_prediction(
+                &device.name,
+                device.cycles_to_us(r.exec_cycles_with_synch) + launch,
+            )
+        }
+        Model::Wu => {
+            let (text, o) = inputs_text("wu")?;
+            let mut i = WuInputs::from_toml(&text, &o, Some(&device))?.inputs;
+            apply_wu(&mut i, &q);
+            let r = wu::predict(&i)?;
+            r.to_prediction(
+                &device.name,
+                device.cycles_to_us(r.exec_cycles_sm) + r.transfer_us + launch,
+            )
+        }
+        Model::Lslag => {
+            let gamma = args
+                .gamma
+                .ok_or_else(|| Error::missing("--gamma", "lslag needs --gamma"))?;
+            let s = args
+                .s
+                .ok_or_else(|| Error::missing("--s", "lslag needs --s"))?;
+            crate::error::positive("--gamma", gamma)?;
+            crate::error::non_negative("--s", s)?;
+            Prediction::new("lslag", &device.name, (q[0] / gamma + q[1]) * s)
+        }
+    };
+    let params: Vec<String> = param_specs(model)
+        .iter()
+        .zip(&q)
+        .map(|(s, v)| format!("{}={v}", s.name))
+        .collect();
+    p.notes
+        .push(format!("calibrated with {origin}: {}", params.join(", ")));
+    if args.json {
+        return super::print_json(&p);
+    }
+    println!(
+        "{} on {} (calibrated): {:.3} us",
+        p.model, p.device, p.time_us
+    );
+    for n in &p.notes {
+        println!("  note: {n}");
+    }
+    Ok(())
+}

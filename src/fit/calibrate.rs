@@ -380,6 +380,42 @@ fn series_x(m: &Measurement) -> Option<f64> {
     m.params.values().find_map(|v| v.as_f64())
 }
 
+/// The calibrated roofline: `max(compute / e_c, memory / e_m) + t_launch`, µs, with the same
+/// bounds as `model::roofline::predict` (computed directly: this runs millions of times in a fit).
+pub fn calibrated_roofline_us(
+    device: &Device,
+    i: &crate::model::roofline::RooflineInputs,
+    q: &[f64],
+) -> f64 {
+    let compute_us =
+        device.cycles_to_us(i.flops / crate::model::roofline::peak_fp32_flop_per_cycle(device));
+    let memory_us = i.dram_bytes / (device.memory_bandwidth_gbs * 1e3);
+    (compute_us / q[0]).max(memory_us / q[1]) + q[2]
+}
+
+/// Applies analytical parameters (DRAM latency scale, departure delay, arithmetic latency scale)
+/// to MWP-CWP inputs; the launch overhead `q[3]` is added to the time by the caller.
+pub fn apply_mwp_cwp(i: &mut crate::workload::analytical::MwpCwpInputs, q: &[f64]) {
+    i.dram_lat *= q[0];
+    i.departure_delay = q[1];
+    i.avg_inst_lat *= q[2];
+}
+
+/// As [`apply_mwp_cwp`] for Hong and Kim's inputs (both departure delays take `q[1]`).
+pub fn apply_hong_kim(i: &mut crate::workload::analytical::HongKimInputs, q: &[f64]) {
+    i.mem_ld *= q[0];
+    i.departure_del_coal = q[1];
+    i.departure_del_uncoal = q[1];
+    i.issue_cycles *= q[2];
+}
+
+/// As [`apply_mwp_cwp`] for wu2019's inputs.
+pub fn apply_wu(i: &mut crate::workload::analytical::WuInputs, q: &[f64]) {
+    i.mem_l_global *= q[0];
+    i.departure_delay = q[1];
+    i.comp_cycles *= q[2];
+}
+
 /// The model's time for a row, µs; `params` in the order of [`param_specs`], `None` for the
 /// uncalibrated model (roofline: the table launch overhead, full efficiency; analytical models:
 /// no launch term). `lslag` has no uncalibrated form.
@@ -390,49 +426,35 @@ pub fn predict_row(
     params: Option<&[f64]>,
 ) -> Result<f64> {
     use crate::model::{hong_kim, mwp_cwp, roofline, wu};
+    let launch = params.map_or(0.0, |q| q.get(3).copied().unwrap_or(0.0));
     match (&row.inputs, model) {
         (RowInputs::Counters(c), Model::Roofline) => match params {
             None => Ok(roofline::predict(device, &c.roofline)?.time_us),
-            Some(q) => {
-                // The same bounds as `roofline::predict`, without building a Prediction (this
-                // runs millions of times in a fit).
-                let compute_us = device.cycles_to_us(
-                    c.roofline.flops / roofline::peak_fp32_flop_per_cycle(device),
-                );
-                let memory_us = c.roofline.dram_bytes / (device.memory_bandwidth_gbs * 1e3);
-                Ok((compute_us / q[0]).max(memory_us / q[1]) + q[2])
-            }
+            Some(q) => Ok(calibrated_roofline_us(device, &c.roofline, q)),
         },
         (RowInputs::Counters(c), Model::MwpCwp) => {
             let mut i = c.mwp_cwp;
             if let Some(q) = params {
-                i.dram_lat *= q[0];
-                i.departure_delay = q[1];
-                i.avg_inst_lat *= q[2];
+                apply_mwp_cwp(&mut i, q);
             }
             let r = mwp_cwp::predict(&i)?;
-            Ok(device.cycles_to_us(r.t_exec) + params.map_or(0.0, |q| q[3]))
+            Ok(device.cycles_to_us(r.t_exec) + launch)
         }
         (RowInputs::Counters(c), Model::HongKim) => {
             let mut i = c.hong_kim;
             if let Some(q) = params {
-                i.mem_ld *= q[0];
-                i.departure_del_coal = q[1];
-                i.departure_del_uncoal = q[1];
-                i.issue_cycles *= q[2];
+                apply_hong_kim(&mut i, q);
             }
             let r = hong_kim::predict(&i)?;
-            Ok(device.cycles_to_us(r.exec_cycles_with_synch) + params.map_or(0.0, |q| q[3]))
+            Ok(device.cycles_to_us(r.exec_cycles_with_synch) + launch)
         }
         (RowInputs::Counters(c), Model::Wu) => {
             let mut i = c.wu;
             if let Some(q) = params {
-                i.mem_l_global *= q[0];
-                i.departure_delay = q[1];
-                i.comp_cycles *= q[2];
+                apply_wu(&mut i, q);
             }
             let r = wu::predict(&i)?;
-            Ok(device.cycles_to_us(r.exec_cycles_sm) + r.transfer_us + params.map_or(0.0, |q| q[3]))
+            Ok(device.cycles_to_us(r.exec_cycles_sm) + r.transfer_us + launch)
         }
         (RowInputs::Lslag { gamma, s }, Model::Lslag) => match params {
             Some(q) => Ok((q[0] / gamma + q[1]) * s),
