@@ -140,6 +140,7 @@ pub fn run_evaluate(args: &EvaluateArgs) -> Result<()> {
         .iter()
         .map(|p| Calibration::from_toml(&super::read_text(p)?, &p.display().to_string()))
         .collect::<Result<_>>()?;
+    let set = read_measurements(&args.measurements)?;
     let models: Vec<Model> = if args.model == "all" {
         let mut m: Vec<Model> = Model::ALL
             .iter()
@@ -148,6 +149,12 @@ pub fn run_evaluate(args: &EvaluateArgs) -> Result<()> {
             .collect();
         if cals.iter().any(|c| c.model == Model::Lslag) {
             m.push(Model::Lslag);
+        }
+        let builtin = |k: &str| {
+            crate::model::puchala::Builtin::parse(k.split('(').next().unwrap_or(k)).is_ok()
+        };
+        if set.measurements.iter().any(|x| builtin(&x.kernel)) {
+            m.push(Model::Puchala);
         }
         m
     } else {
@@ -165,49 +172,43 @@ pub fn run_evaluate(args: &EvaluateArgs) -> Result<()> {
             ));
         }
     }
-    let set = read_measurements(&args.measurements)?;
-    let counters = models.iter().any(|m| m.uses_counters());
-    let prepared_counters = if counters {
-        Some(prepare(
-            &set.measurements,
-            Model::Roofline,
-            device.as_ref(),
-        )?)
-    } else {
-        None
-    };
-    let prepared_lslag = if models.contains(&Model::Lslag) {
-        Some(prepare(&set.measurements, Model::Lslag, device.as_ref())?)
-    } else {
-        None
-    };
-    let mut runs_counters = Vec::new();
-    let mut runs_lslag = Vec::new();
-    for &m in &models {
-        let target = if m.uses_counters() {
-            &mut runs_counters
+    // One preparation per input family: the counter models share theirs.
+    let family = |m: Model| {
+        if m.uses_counters() {
+            Model::Roofline
         } else {
-            &mut runs_lslag
+            m
+        }
+    };
+    let mut families: Vec<(Model, Vec<Run>)> = Vec::new();
+    for &m in &models {
+        let idx = match families.iter().position(|(f, _)| *f == family(m)) {
+            Some(i) => i,
+            None => {
+                families.push((family(m), Vec::new()));
+                families.len() - 1
+            }
         };
         if m != Model::Lslag {
-            target.push(Run {
+            families[idx].1.push(Run {
                 model: m,
                 calibration: None,
             });
         }
         for c in cals.iter().filter(|c| c.model == m) {
-            target.push(Run {
+            families[idx].1.push(Run {
                 model: m,
                 calibration: Some(c),
             });
         }
     }
-    let total: usize = prepared_counters
-        .as_ref()
-        .map_or(0, |p| p.rows.len() * runs_counters.len())
-        + prepared_lslag
-            .as_ref()
-            .map_or(0, |p| p.rows.len() * runs_lslag.len());
+    let mut prepared = Vec::new();
+    for (f, runs) in families {
+        if !runs.is_empty() {
+            prepared.push((prepare(&set.measurements, f, device.as_ref())?, runs));
+        }
+    }
+    let total: usize = prepared.iter().map(|(p, r)| p.rows.len() * r.len()).sum();
     let bar = if std::io::stderr().is_terminal() && total > 10_000 {
         let b = ProgressBar::with_draw_target(Some(total as u64), ProgressDrawTarget::stderr());
         if let Ok(style) =
@@ -220,26 +221,19 @@ pub fn run_evaluate(args: &EvaluateArgs) -> Result<()> {
         ProgressBar::hidden()
     };
     let tick = || bar.inc(1);
-    let mut evaluation = None;
-    for (p, runs) in [
-        (&prepared_counters, &runs_counters),
-        (&prepared_lslag, &runs_lslag),
-    ] {
-        if let (Some(p), false) = (p, runs.is_empty()) {
-            let e = evaluate(p, runs, &set.file, &tick)?;
-            evaluation = Some(match evaluation.take() {
-                None => e,
-                Some(mut acc) => {
-                    let mut acc_e: crate::eval::evaluate::Evaluation = acc;
-                    acc_e.aggregates.extend(e.aggregates);
-                    acc_e.experiments.extend(e.experiments);
-                    acc_e.comparisons.extend(e.comparisons);
-                    acc_e.failed.extend(e.failed);
-                    acc_e.notes.extend(e.notes);
-                    acc = acc_e;
-                    acc
-                }
-            });
+    let mut evaluation: Option<crate::eval::evaluate::Evaluation> = None;
+    for (p, runs) in &prepared {
+        let e = evaluate(p, runs, &set.file, &tick)?;
+        match evaluation.as_mut() {
+            None => evaluation = Some(e),
+            Some(acc) => {
+                acc.rows = acc.rows.max(e.rows);
+                acc.aggregates.extend(e.aggregates);
+                acc.experiments.extend(e.experiments);
+                acc.comparisons.extend(e.comparisons);
+                acc.failed.extend(e.failed);
+                acc.notes.extend(e.notes);
+            }
         }
     }
     bar.finish_and_clear();
@@ -394,6 +388,46 @@ pub fn run_predict_calibrated(args: &super::predict::PredictArgs, cal_path: &Pat
                 &device.name,
                 device.cycles_to_us(r.exec_cycles_sm) + r.transfer_us + launch,
             )
+        }
+        Model::Puchala => {
+            use crate::fit::calibrate::{predict_row, Row, RowInputs};
+            let name = args.kernel.as_deref().ok_or_else(|| {
+                Error::missing(
+                    "--kernel",
+                    "puchala needs a built-in --kernel (dwt-matrix, dwt-lattice, mtx-mul-vec)",
+                )
+            })?;
+            let builtin = crate::model::puchala::Builtin::parse(name)?;
+            let points =
+                crate::workload::params::ParamSpace::parse_all(&args.params, "--param")?.points();
+            let [point] = points.as_slice() else {
+                return Err(Error::invalid(
+                    "--param",
+                    "give one value per parameter with --calibration",
+                ));
+            };
+            builtin.check_params(point)?;
+            let row = Row {
+                device: 0,
+                kernel: builtin.name().into(),
+                point: String::new(),
+                shape: String::new(),
+                x: None,
+                measured_us: 1.0,
+                launch_api_us: None,
+                inputs: RowInputs::Puchala {
+                    kernel: builtin,
+                    params: point.clone(),
+                },
+                source: String::new(),
+            };
+            let mut p = Prediction::new(
+                "puchala",
+                &device.name,
+                predict_row(model, &device, &row, Some(&q))?,
+            );
+            p.params = point.to_json();
+            p
         }
         Model::Lslag => {
             let gamma = args

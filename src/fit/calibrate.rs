@@ -14,6 +14,10 @@
 //!   cycles), an arithmetic latency scale (0.1..10) and the launch overhead (0..100 µs), added to
 //!   the model's time.
 //! - `lslag`: `alpha`, `beta` of the GPU element, `t = (alpha / gamma + beta) * s` (µs).
+//! - `puchala` (rows naming a built-in kernel, dwt-matrix, dwt-lattice or mtx-mul-vec, with its
+//!   parameters `n`, `k`): `t_p` (0..100 µs; the median launch API time when the rows carry one,
+//!   puchala2022 section 5.3, and then not fitted), `t_m` (0..200 cycles) and one scale on every
+//!   memory duration of the kernel program (0.05..20).
 //!
 //! Fitting minimises the mean squared relative error `mean (t_model / t_measured - 1)^2` (so
 //! that short and long kernels weigh alike, as the MAPE does). `lslag` is linear in its
@@ -48,6 +52,7 @@ pub enum Model {
     HongKim,
     Wu,
     Lslag,
+    Puchala,
 }
 
 impl Model {
@@ -57,6 +62,7 @@ impl Model {
         Model::HongKim,
         Model::Wu,
         Model::Lslag,
+        Model::Puchala,
     ];
 
     pub fn name(self) -> &'static str {
@@ -66,6 +72,7 @@ impl Model {
             Model::HongKim => "hong-kim",
             Model::Wu => "wu",
             Model::Lslag => "lslag",
+            Model::Puchala => "puchala",
         }
     }
 
@@ -74,12 +81,6 @@ impl Model {
         let t = text.trim().to_ascii_lowercase();
         if let Some(m) = Model::ALL.iter().find(|m| m.name() == t) {
             return Ok(*m);
-        }
-        if t == "puchala" {
-            return Err(Error::invalid(
-                "--model",
-                "puchala needs a kernel program per measurement, which measurement files do not carry; calibrate it through its paper profiles (t_p, t_m) instead",
-            ));
         }
         let names: Vec<&str> = Model::ALL.iter().map(|m| m.name()).collect();
         Err(Error::invalid(
@@ -90,7 +91,7 @@ impl Model {
 
     /// Whether the model runs on profiler-counter rows.
     pub fn uses_counters(self) -> bool {
-        !matches!(self, Model::Lslag)
+        !matches!(self, Model::Lslag | Model::Puchala)
     }
 }
 
@@ -154,6 +155,26 @@ pub fn param_specs(model: Model) -> &'static [ParamSpec] {
             },
         ],
         Model::MwpCwp | Model::HongKim | Model::Wu => ANALYTICAL_PARAMS,
+        Model::Puchala => &[
+            ParamSpec {
+                name: "t_p_us",
+                lower: 0.0,
+                upper: 100.0,
+                start: 5.0,
+            },
+            ParamSpec {
+                name: "t_m_cycles",
+                lower: 0.0,
+                upper: 200.0,
+                start: 10.0,
+            },
+            ParamSpec {
+                name: "memory_scale",
+                lower: 0.05,
+                upper: 20.0,
+                start: 1.0,
+            },
+        ],
         Model::Lslag => &[
             ParamSpec {
                 name: "alpha_us",
@@ -175,7 +196,15 @@ pub fn param_specs(model: Model) -> &'static [ParamSpec] {
 #[derive(Debug, Clone, PartialEq)]
 pub enum RowInputs {
     Counters(Box<CounterInputs>),
-    Lslag { gamma: f64, s: f64 },
+    Lslag {
+        gamma: f64,
+        s: f64,
+    },
+    /// A built-in puchala2022 kernel at one parameter point.
+    Puchala {
+        kernel: crate::model::puchala::Builtin,
+        params: crate::workload::params::ParamValues,
+    },
 }
 
 /// A measurement ready for the models.
@@ -192,6 +221,8 @@ pub struct Row {
     /// The first numeric parameter (the x axis of a series), when there is one.
     pub x: Option<f64>,
     pub measured_us: f64,
+    /// The launch API time of the row (puchala2022's `t_p`), when the file has it.
+    pub launch_api_us: Option<f64>,
     /// The row's parameters without the series variable, naming its experiment.
     pub inputs: RowInputs,
     /// File and line.
@@ -286,9 +317,22 @@ pub fn prepare(
                     .get(i)
                     .and_then(|l| l.as_ref())
                     .ok_or_else(|| format!("no latency defaults for {}", devices[*i].name))?;
-                let k = KernelCounters::from_measurement(m).map_err(|e| short(&e))?;
-                let c = counters::inputs(&devices[*i], lat, &k).map_err(|e| short(&e))?;
+                let k = KernelCounters::from_measurement(m).map_err(|e| short_msg(&e))?;
+                let c = counters::inputs(&devices[*i], lat, &k).map_err(|e| short_msg(&e))?;
                 RowInputs::Counters(Box::new(c))
+            } else if model == Model::Puchala {
+                let short = m.kernel.split('(').next().unwrap_or(&m.kernel);
+                let kernel = crate::model::puchala::Builtin::parse(short).map_err(|_| {
+                    "not a built-in puchala2022 kernel (dwt-matrix, dwt-lattice, mtx-mul-vec)"
+                        .to_string()
+                })?;
+                let params = crate::workload::params::ParamValues::new(
+                    m.params
+                        .iter()
+                        .filter_map(|(k, v)| v.as_f64().map(|x| (k.to_ascii_lowercase(), x))),
+                );
+                kernel.check_params(&params).map_err(|e| short_msg(&e))?;
+                RowInputs::Puchala { kernel, params }
             } else {
                 let num = |names: &[&str]| {
                     names
@@ -315,6 +359,7 @@ pub fn prepare(
                     .join("|"),
                 x: series_x(m),
                 measured_us: m.time_us,
+                launch_api_us: m.launch_api_us,
                 inputs,
                 source: format!("{}:{}", m.source.file, m.source.line),
             })
@@ -336,7 +381,7 @@ pub fn prepare(
 }
 
 /// An error's message without the row position (so that skip reasons can be counted).
-fn short(e: &Error) -> String {
+fn short_msg(e: &Error) -> String {
     let s = e.to_string();
     match s.find(" (") {
         Some(i) => s[..i].to_string(),
@@ -456,6 +501,25 @@ pub fn predict_row(
             let r = wu::predict(&i)?;
             Ok(device.cycles_to_us(r.exec_cycles_sm) + r.transfer_us + launch)
         }
+        (RowInputs::Puchala { kernel, params: point }, Model::Puchala) => {
+            let (t_p, t_m, scale) = match params {
+                Some(q) => (q[0], q[1], q[2]),
+                None => {
+                    let (t_p, t_m) = crate::model::puchala::paper::profile_params(device, *kernel)?;
+                    (t_p, t_m, 1.0)
+                }
+            };
+            let mut spec = kernel.spec();
+            scale_memory(&mut spec.program.ops, scale);
+            let req = crate::model::puchala::Request {
+                kernel: &spec,
+                params: point,
+                launch: None,
+                t_p_us: t_p,
+                t_m_cycles: t_m,
+            };
+            Ok(crate::model::puchala::predict(device, &req)?.time_us)
+        }
         (RowInputs::Lslag { gamma, s }, Model::Lslag) => match params {
             Some(q) => Ok((q[0] / gamma + q[1]) * s),
             None => Err(Error::missing(
@@ -467,6 +531,19 @@ pub fn predict_row(
             "--model",
             format!("{} cannot run on this row's inputs", model.name()),
         )),
+    }
+}
+
+/// Multiplies every load and store duration of a program by `scale` (puchala2022's memory
+/// durations, calibrated together).
+fn scale_memory(ops: &mut [crate::workload::program::Op], scale: f64) {
+    use crate::workload::program::Op;
+    for op in ops {
+        match op {
+            Op::Load(d) | Op::Store(d) => *d *= scale,
+            Op::Calc(_) => {}
+            Op::Repeat { ops, .. } => scale_memory(ops, scale),
+        }
     }
 }
 
@@ -650,16 +727,28 @@ pub fn fit_rows(model: Model, devices: &[Device], rows: &[&Row]) -> Result<Vec<f
         }
         return Ok(super::nnls::nnls(&a, &b)?.x);
     }
-    let lower: Vec<f64> = specs.iter().map(|s| s.lower).collect();
-    let upper: Vec<f64> = specs.iter().map(|s| s.upper).collect();
+    let mut lower: Vec<f64> = specs.iter().map(|s| s.lower).collect();
+    let mut upper: Vec<f64> = specs.iter().map(|s| s.upper).collect();
+    let mut first_start = specs.iter().map(|s| s.start).collect::<Vec<f64>>();
+    if model == Model::Puchala {
+        // puchala2022 section 5.3: t_p is the median launch API time when the data has it.
+        let mut api: Vec<f64> = rows.iter().filter_map(|r| r.launch_api_us).collect();
+        if !api.is_empty() {
+            api.sort_by(f64::total_cmp);
+            let t_p = percentile(&api, 0.5);
+            lower[0] = t_p;
+            upper[0] = t_p;
+            first_start[0] = t_p;
+        }
+    }
     let objective = |q: &[f64]| {
         let e = relative_errors(model, devices, rows, q);
         e.iter().map(|x| x * x).sum::<f64>() / e.len() as f64
     };
     // A few starts (the models have kinks); keep the best.
-    let mut starts: Vec<Vec<f64>> = vec![specs.iter().map(|s| s.start).collect()];
-    let mut alt: Vec<f64> = specs.iter().map(|s| s.start).collect();
-    alt[0] = (specs[0].start * 0.2).max(specs[0].lower);
+    let mut starts: Vec<Vec<f64>> = vec![first_start.clone()];
+    let mut alt = first_start;
+    alt[1] = (specs[1].start * 0.2).max(specs[1].lower);
     starts.push(alt);
     let mut best: Option<(Vec<f64>, f64)> = None;
     for s in starts {
@@ -1000,12 +1089,57 @@ mod tests {
         assert!(g.mape_cv.unwrap() < 1e-9);
     }
 
+    fn puchala_rows(truth: &[f64], api_us: Option<f64>) -> Vec<Measurement> {
+        let mut ms = Vec::new();
+        for k in [8.0, 12.0] {
+            for e in 6..=16 {
+                let mut m = Measurement::new("dwt_matrix", 1.0, "p", ms.len() + 2);
+                m.device = Some("GTX 1070 (puchala2022)".into());
+                m.params.insert("n".into(), serde_json::json!(2f64.powi(e)));
+                m.params.insert("k".into(), serde_json::json!(k));
+                m.launch_api_us = api_us;
+                ms.push(m);
+            }
+        }
+        let p = prepare(&ms, Model::Puchala, None).unwrap();
+        assert_eq!(p.rows.len(), ms.len(), "{:?}", p.skipped);
+        for (r, m) in p.rows.iter().zip(ms.iter_mut()) {
+            m.time_us = predict_row(Model::Puchala, &p.devices[r.device], r, Some(truth)).unwrap();
+        }
+        ms
+    }
+
+    #[test]
+    fn puchala_calibration_recovers_t_p_t_m_and_memory_scale() {
+        let truth = [6.5, 23.0, 1.4];
+        let ms = puchala_rows(&truth, None);
+        let p = prepare(&ms, Model::Puchala, None).unwrap();
+        let opts = CalibrateOptions {
+            scope: Scope::Kernel,
+            folds: 0,
+            bootstrap: 0,
+            ..Default::default()
+        };
+        let g = &calibrate(Model::Puchala, &p, &opts, "p").unwrap().groups[0];
+        for (s, t) in param_specs(Model::Puchala).iter().zip(truth) {
+            assert!(
+                (g.params[s.name] - t).abs() < 1e-6,
+                "{}: {} vs {t}",
+                s.name,
+                g.params[s.name]
+            );
+        }
+        // With launch API times in the data, t_p is their median and is not fitted.
+        let ms = puchala_rows(&truth, Some(6.5));
+        let p = prepare(&ms, Model::Puchala, None).unwrap();
+        let g = &calibrate(Model::Puchala, &p, &opts, "p").unwrap().groups[0];
+        assert_eq!(g.params["t_p_us"], 6.5);
+        assert!((g.params["t_m_cycles"] - 23.0).abs() < 1e-6, "{g:?}");
+    }
+
     #[test]
     fn unknown_models_and_missing_rows() {
-        assert!(Model::parse("puchala")
-            .unwrap_err()
-            .to_string()
-            .contains("kernel program"));
+        assert_eq!(Model::parse("puchala").unwrap(), Model::Puchala);
         assert!(Model::parse("nope").is_err());
         let ms = vec![Measurement::new("k", 1.0, "f", 2)];
         let p = prepare(&ms, Model::Roofline, None).unwrap();
