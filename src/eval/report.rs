@@ -518,7 +518,7 @@ fn html_escape(s: &str) -> String {
 /// One self-contained HTML page: the tables, the notes and every chart inline.
 pub fn html(e: &Evaluation, charts: &[(String, String, String)]) -> String {
     let mut s = String::new();
-    s.push_str("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>kerneltime evaluation</title>\n<style>body{font-family:sans-serif;margin:2em;max-width:1100px}table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #bbb;padding:3px 8px;text-align:right}td:first-child,td:nth-child(2),th{text-align:left}figure{margin:2em 0}svg{max-width:100%;height:auto}</style>\n</head><body>\n");
+    s.push_str("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>kerneltime evaluation</title>\n<style>body{font-family:sans-serif;margin:2em;max-width:1100px}table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #bbb;padding:3px 8px;text-align:right}td:first-child,td:nth-child(2),th{text-align:left}figure{margin:2em 0}.cmp td{text-align:left}svg{max-width:100%;height:auto}</style>\n</head><body>\n");
     let _ = writeln!(
         s,
         "<h1>kerneltime evaluation</h1>\n<p>Measurements: {} ({} rows). Errors as percentages; ratios r = t_model / t_measured.</p>",
@@ -540,8 +540,20 @@ pub fn html(e: &Evaluation, charts: &[(String, String, String)]) -> String {
         );
     }
     s.push_str("</table>\n");
+    s.push_str("<h2>Charts</h2>\n");
+    for (_, title, svg) in charts {
+        let body = match svg.find("<svg") {
+            Some(i) => &svg[i..],
+            None => svg.as_str(),
+        };
+        let _ = writeln!(
+            s,
+            "<figure><figcaption>{}</figcaption>\n{body}\n</figure>",
+            html_escape(title)
+        );
+    }
     if !e.comparisons.is_empty() {
-        s.push_str("<h2>Comparisons of kernel variants (eq 21-22)</h2>\n<table><tr><th>model</th><th>device</th><th>A</th><th>B</th><th>n</th><th>mean %</th><th>max %</th></tr>\n");
+        s.push_str("<h2>Comparisons of kernel variants (eq 21-22)</h2>\n<table class=\"cmp\"><tr><th>model</th><th>device</th><th>A</th><th>B</th><th>n</th><th>mean %</th><th>max %</th></tr>\n");
         for c in &e.comparisons {
             let _ = writeln!(
                 s,
@@ -556,18 +568,6 @@ pub fn html(e: &Evaluation, charts: &[(String, String, String)]) -> String {
             );
         }
         s.push_str("</table>\n");
-    }
-    s.push_str("<h2>Charts</h2>\n");
-    for (_, title, svg) in charts {
-        let body = match svg.find("<svg") {
-            Some(i) => &svg[i..],
-            None => svg.as_str(),
-        };
-        let _ = writeln!(
-            s,
-            "<figure><figcaption>{}</figcaption>\n{body}\n</figure>",
-            html_escape(title)
-        );
     }
     if !e.notes.is_empty() {
         s.push_str("<h2>Notes</h2>\n<ul>\n");
