@@ -153,6 +153,13 @@ fn calibrate_then_evaluate_json_and_report() {
             assert!(a.get("mape_cv").is_none());
         }
     }
+    // Each experiment lists its ratios r_k = model / measured (fractions), one per row.
+    for x in v["experiments"].as_array().unwrap() {
+        assert_eq!(
+            x["ratios"].as_array().unwrap().len() as u64,
+            x["n"].as_u64().unwrap()
+        );
+    }
     // va and vb solve the same sizes: comparisons (eq 21-22) appear per run and GPU.
     assert_eq!(v["comparisons"].as_array().unwrap().len(), 4);
     for f in [
@@ -271,4 +278,93 @@ fn reproduce_parra2016_table() {
     let e = cells[0]["thesis_4_5_error"].as_f64().unwrap();
     assert!((e - (102912.0 - 34520.3) / 34520.3).abs() < 1e-9);
     assert!(d.join("parra2016_table4_6.csv").exists());
+}
+
+/// puchala through the binary: times from `predict` with known t_p, t_m become a generic CSV
+/// with launch API times; `calibrate` takes t_p from them and recovers t_m and the memory scale
+/// (1: the built-in durations); `predict --calibration` then gives the original times back.
+#[test]
+fn puchala_round_trip_through_calibrate_and_predict() {
+    let d = temp_dir("puchala");
+    let out = run_ok(&[
+        "predict",
+        "--model",
+        "puchala",
+        "--device",
+        "GTX 1070 (puchala2022)",
+        "--kernel",
+        "dwt-matrix",
+        "--param",
+        "n=2^6..2^16",
+        "--param",
+        "k=8,12",
+        "--t-p",
+        "6",
+        "--t-m",
+        "20",
+        "--json",
+    ]);
+    let points: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let mut csv = String::from("kernel,device,param:n,param:k,launch_api_us,time_us\n");
+    for p in points.as_array().unwrap() {
+        csv.push_str(&format!(
+            "dwt-matrix,GTX 1070 (puchala2022),{},{},6,{}\n",
+            p["params"]["n"], p["params"]["k"], p["time_us"]
+        ));
+    }
+    let data = d.join("dwt.csv");
+    std::fs::write(&data, csv).unwrap();
+    let cal = d.join("cal.toml");
+    run_ok(&[
+        "calibrate",
+        "--model",
+        "puchala",
+        "--measurements",
+        data.to_str().unwrap(),
+        "--folds",
+        "3",
+        "--bootstrap",
+        "0",
+        "-o",
+        cal.to_str().unwrap(),
+        "--json",
+    ]);
+    let c: toml::Value = toml::from_str(&std::fs::read_to_string(&cal).unwrap()).unwrap();
+    let g = &c["groups"][0];
+    assert_eq!(g["params"]["t_p_us"].as_float(), Some(6.0));
+    assert!(
+        (g["params"]["t_m_cycles"].as_float().unwrap() - 20.0).abs() < 1e-6,
+        "{g}"
+    );
+    assert!(
+        (g["params"]["memory_scale"].as_float().unwrap() - 1.0).abs() < 1e-6,
+        "{g}"
+    );
+    assert!(g["mape_cv"].as_float().unwrap() < 1e-6);
+    let out = run_ok(&[
+        "predict",
+        "--model",
+        "puchala",
+        "--device",
+        "GTX 1070 (puchala2022)",
+        "--kernel",
+        "dwt-matrix",
+        "--param",
+        "n=1024",
+        "--param",
+        "k=8",
+        "--calibration",
+        cal.to_str().unwrap(),
+        "--json",
+    ]);
+    let p: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let want = points
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["params"]["n"] == 1024 && p["params"]["k"] == 8)
+        .unwrap()["time_us"]
+        .as_f64()
+        .unwrap();
+    assert!((p["time_us"].as_f64().unwrap() - want).abs() < 1e-6 * want);
 }

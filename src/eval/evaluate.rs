@@ -42,8 +42,16 @@ pub struct Experiment {
     /// The calibration's cross-validated MAPE of this (device, kernel), when calibrated per kernel.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mape_cv: Option<f64>,
-    #[serde(skip)]
+    /// The evaluated rows in series order; JSON shows their ratios `r_k` (fractions) only.
+    #[serde(rename = "ratios", serialize_with = "ratios_only")]
     pub points: Vec<Point>,
+}
+
+fn ratios_only<S: serde::Serializer>(
+    points: &[Point],
+    s: S,
+) -> std::result::Result<S::Ok, S::Error> {
+    s.collect_seq(points.iter().map(|p| p.ratio))
 }
 
 /// eq 19 over one model's experiments on one device.
