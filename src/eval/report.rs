@@ -579,3 +579,85 @@ pub fn html(e: &Evaluation, charts: &[(String, String, String)]) -> String {
     s.push_str("</body></html>\n");
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::eval::evaluate::{ModelDeviceAggregate, Point};
+
+    fn experiment(model: &str, kernel: &str, ratios: &[f64]) -> Experiment {
+        let points: Vec<Point> = ratios
+            .iter()
+            .enumerate()
+            .map(|(i, r)| Point {
+                x: Some(2f64.powi(i as i32 + 6)),
+                measured_us: 10.0 * (i + 1) as f64,
+                model_us: 10.0 * (i + 1) as f64 * r,
+                ratio: *r,
+            })
+            .collect();
+        let errors: Vec<f64> = ratios.iter().map(|r| (1.0 - r).abs()).collect();
+        Experiment {
+            model: model.into(),
+            device: "GPU A".into(),
+            kernel: kernel.into(),
+            n: ratios.len(),
+            mape: errors.iter().sum::<f64>() / errors.len() as f64,
+            max_error: errors.iter().copied().fold(0.0, f64::max),
+            kendall_tau: Some(1.0),
+            t_min_us: 10.0,
+            t_max_us: 10.0 * ratios.len() as f64,
+            mape_cv: None,
+            points,
+        }
+    }
+
+    fn evaluation() -> Evaluation {
+        Evaluation {
+            measurements: "m.csv".into(),
+            rows: 4,
+            aggregates: vec![ModelDeviceAggregate {
+                model: "roofline".into(),
+                device: "GPU A".into(),
+                n: 4,
+                experiments: 2,
+                mape: 0.15,
+                max_error: 0.2,
+                kendall_tau: Some(0.5),
+                mape_cv: None,
+            }],
+            experiments: vec![
+                experiment("roofline", "k1", &[0.9, 1.1]),
+                experiment("roofline", "k2", &[1.2, 0.8]),
+            ],
+            comparisons: Vec::new(),
+            failed: BTreeMap::new(),
+            notes: vec!["a <note>".into()],
+        }
+    }
+
+    #[test]
+    fn tables_and_csv_carry_the_numbers() {
+        let e = evaluation();
+        // 0.15 as a percentage with one decimal.
+        assert!(table(&e).contains("15.0"));
+        let md = markdown(&e);
+        assert!(md.contains("| GPU A | 15.0 / 0.500 |"), "{md}");
+        // k1: |1 - 0.9| and |1 - 1.1| average to 10 %.
+        assert!(md.contains("| GPU A | k1 | 10.0 / 1.000 |"), "{md}");
+        let csv = experiments_csv(&e);
+        assert_eq!(csv.lines().count(), 3);
+        assert_eq!(points_csv(&e).lines().count(), 5);
+    }
+
+    #[test]
+    fn html_inlines_every_chart_and_escapes_text() {
+        let e = evaluation();
+        let charts = charts(&e).unwrap();
+        assert_eq!(charts.len(), 3);
+        let page = html(&e, &charts);
+        assert_eq!(page.matches("<svg").count(), 3);
+        assert!(page.contains("a &lt;note&gt;"));
+        assert!(!page.contains("<?xml"));
+    }
+}
