@@ -711,6 +711,17 @@ fn relative_errors(model: Model, devices: &[Device], rows: &[&Row], q: &[f64]) -
 
 /// Fits one group's parameters.
 pub fn fit_rows(model: Model, devices: &[Device], rows: &[&Row]) -> Result<Vec<f64>> {
+    fit_rows_from(model, devices, rows, None)
+}
+
+/// As [`fit_rows`], also trying `extra_start` (the bootstrap starts from the group's estimate,
+/// so that a resample lands in the same basin rather than in another local minimum).
+pub fn fit_rows_from(
+    model: Model,
+    devices: &[Device],
+    rows: &[&Row],
+    extra_start: Option<&[f64]>,
+) -> Result<Vec<f64>> {
     let specs = param_specs(model);
     if rows.is_empty() {
         return Err(Error::invalid("measurements", "no rows to fit"));
@@ -750,6 +761,14 @@ pub fn fit_rows(model: Model, devices: &[Device], rows: &[&Row]) -> Result<Vec<f
     let mut alt = first_start;
     alt[1] = (specs[1].start * 0.2).max(specs[1].lower);
     starts.push(alt);
+    if let Some(x) = extra_start {
+        let mut x = x.to_vec();
+        // A fixed t_p (launch API median) stays fixed.
+        for (k, v) in x.iter_mut().enumerate() {
+            *v = v.clamp(lower[k], upper[k]);
+        }
+        starts.push(x);
+    }
     let mut best: Option<(Vec<f64>, f64)> = None;
     for s in starts {
         let m = minimize(objective, &s, &lower, &upper, &NelderMeadOptions::default())?;
@@ -864,7 +883,7 @@ pub fn calibrate(
                     let resample: Vec<&Row> = (0..m)
                         .map(|_| rows[rng.below(rows.len() as u64) as usize])
                         .collect();
-                    let qb = fit_rows(model, devices, &resample)?;
+                    let qb = fit_rows_from(model, devices, &resample, Some(&q))?;
                     for (k, v) in qb.into_iter().enumerate() {
                         draws[k].push(v);
                     }
@@ -908,6 +927,12 @@ pub fn calibrate(
         "each fit uses at most {} rows (a seeded sample); errors are computed on every row",
         options.max_fit_rows
     ));
+    if options.bootstrap > 0 {
+        notes.push(format!(
+            "intervals: 2.5 and 97.5 percentiles of {} fits to resamples (with replacement) of min(n, {}) rows, each started also from the group's estimate",
+            options.bootstrap, options.max_fit_rows
+        ));
+    }
     Ok(Calibration {
         model,
         scope: options.scope,
