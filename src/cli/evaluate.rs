@@ -11,7 +11,9 @@ use super::DeviceSelection;
 use crate::error::{write_atomic, Error, Result};
 use crate::eval::evaluate::{evaluate, Run};
 use crate::eval::report;
-use crate::fit::calibrate::{calibrate, prepare, CalibrateOptions, Calibration, Model, Scope};
+use crate::fit::calibrate::{
+    calibrate_with_progress, prepare, CalibrateOptions, Calibration, Model, Scope,
+};
 use crate::fit::measurements::read_measurements;
 
 #[derive(Debug, Args)]
@@ -58,7 +60,22 @@ pub fn run_calibrate(args: &CalibrateArgs) -> Result<()> {
         seed: args.seed,
         max_fit_rows: args.max_fit_rows,
     };
-    let cal = calibrate(model, &prepared, &options, &set.file)?;
+    let bar = if std::io::stderr().is_terminal() {
+        let b = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+        if let Ok(style) =
+            ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {pos}/{len} groups fitted")
+        {
+            b.set_style(style);
+        }
+        b
+    } else {
+        ProgressBar::hidden()
+    };
+    let cal = calibrate_with_progress(model, &prepared, &options, &set.file, &|done, total| {
+        bar.set_length(total as u64);
+        bar.set_position(done as u64);
+    })?;
+    bar.finish_and_clear();
     write_atomic(&args.output, cal.to_toml()?.as_bytes())?;
     if args.json {
         return super::print_json(&cal);

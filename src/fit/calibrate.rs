@@ -806,6 +806,17 @@ pub fn calibrate(
     options: &CalibrateOptions,
     source: &str,
 ) -> Result<Calibration> {
+    calibrate_with_progress(model, prepared, options, source, &|_, _| {})
+}
+
+/// As [`calibrate`]; `progress(done, total)` is called as each group's fit finishes.
+pub fn calibrate_with_progress(
+    model: Model,
+    prepared: &Prepared,
+    options: &CalibrateOptions,
+    source: &str,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<Calibration> {
     let mut groups: BTreeMap<(usize, Option<String>), Vec<&Row>> = BTreeMap::new();
     for r in &prepared.rows {
         let kernel = match options.scope {
@@ -827,6 +838,8 @@ pub fn calibrate(
     let specs = param_specs(model);
     let devices = &prepared.devices;
     let keys: Vec<_> = groups.keys().cloned().collect();
+    let done = std::sync::atomic::AtomicUsize::new(0);
+    let total = keys.len();
     let fitted: Vec<Result<GroupCalibration>> = keys
         .par_iter()
         .enumerate()
@@ -897,6 +910,10 @@ pub fn calibrate(
                     );
                 }
             }
+            progress(
+                done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1,
+                total,
+            );
             Ok(GroupCalibration {
                 device: devices[key.0].name.clone(),
                 kernel: key.1.clone(),
