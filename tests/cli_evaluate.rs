@@ -278,6 +278,13 @@ fn reproduce_parra2016_table() {
     let e = cells[0]["thesis_4_5_error"].as_f64().unwrap();
     assert!((e - (102912.0 - 34520.3) / 34520.3).abs() < 1e-9);
     assert!(d.join("parra2016_table4_6.csv").exists());
+    // Our three analytical models have order-2 predictions; orders 4 and 8 have none.
+    for c in cells {
+        let has = c["order"] == 2;
+        for k in ["mwp_cwp_cycles", "hong_kim_cycles", "wu_cycles"] {
+            assert_eq!(c[k].is_number(), has, "{k} in {c}");
+        }
+    }
 }
 
 /// puchala through the binary: times from `predict` with known t_p, t_m become a generic CSV
