@@ -7,6 +7,7 @@
 mod analytical;
 mod analyze;
 mod devices;
+mod evaluate;
 mod explore;
 mod lslag;
 mod measurements;
@@ -14,6 +15,7 @@ mod occupancy;
 mod predict;
 mod puchala;
 mod puchala_plot;
+mod reproduce;
 
 use std::path::{Path, PathBuf};
 
@@ -49,10 +51,14 @@ pub enum Command {
     BestBlock(analytical::BestBlockArgs),
     /// Simulate one core package running a kernel program (puchala2022 Algorithm 2).
     Simulate(puchala::SimulateArgs),
-    /// Reproduce a paper's modelled results (puchala2022: the DWT matrix/lattice grid).
-    Reproduce(puchala::ReproduceArgs),
+    /// Reproduce a paper's results (puchala2022: the DWT grid; parra2016: Table 4.6 vs the models).
+    Reproduce(reproduce::ReproduceArgs),
     /// Explain the formulas behind a kernel (dwt-matrix, dwt-lattice), with values.
     Explain(puchala::ExplainArgs),
+    /// Fit a model's free parameters to measurements (with bootstrap intervals and CV error).
+    Calibrate(evaluate::CalibrateArgs),
+    /// Judge models against measurements: table, JSON, CSV, SVG charts, HTML report.
+    Evaluate(evaluate::EvaluateArgs),
     /// LSLAG: fit the linear architecture model to measurements, or cost a mapped LSLA graph.
     #[command(subcommand)]
     Lslag(lslag::LslagCommand),
@@ -82,13 +88,15 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Measurements(a) => measurements::run(&a),
         Command::BestBlock(a) => analytical::run_best_block(&a),
         Command::Simulate(a) => puchala::run_simulate(&a),
-        Command::Reproduce(a) => puchala::run_reproduce(&a),
+        Command::Reproduce(a) => reproduce::run(&a),
         Command::Explain(a) => puchala::run_explain(&a),
         Command::Lslag(c) => lslag::run(&c),
         Command::Analyze(a) => analyze::run(&a),
         Command::Sweep(a) => explore::run_sweep(&a),
         Command::Best(a) => explore::run_best(&a),
         Command::Compare(a) => explore::run_compare(&a),
+        Command::Calibrate(a) => evaluate::run_calibrate(&a),
+        Command::Evaluate(a) => evaluate::run_evaluate(&a),
     }
 }
 

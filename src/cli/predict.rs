@@ -99,6 +99,9 @@ pub struct PredictArgs {
 
 pub fn run(args: &PredictArgs) -> Result<()> {
     let model = args.model.as_str();
+    if let Some(cal) = &args.calibration {
+        return super::evaluate::run_predict_calibrated(args, cal);
+    }
     match model {
         "roofline" => run_roofline(args),
         "mwp-cwp" | "hong-kim" | "wu" => super::analytical::run_predict(model, args),

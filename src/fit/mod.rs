@@ -16,9 +16,11 @@
 //! files itself (callers pass text); and it does not pick a model: callers build the design
 //! matrix.
 
+pub mod calibrate;
 pub mod lslag;
 pub mod matrix;
 pub mod measurements;
+pub mod nelder_mead;
 pub mod nnls;
 pub mod ols;
 pub mod rank;

@@ -4,6 +4,7 @@
 //! live here so that every model sees the same numbers.
 
 pub mod analytical;
+pub mod counters;
 pub mod params;
 pub mod program;
 

@@ -1,0 +1,1191 @@
+//! Calibration: fitting a model's free parameters to measured kernel times, with bootstrap
+//! intervals, the training error and a grouped k-fold cross-validated error, and the calibration
+//! file (`CAL.toml`) that `predict` and `evaluate` apply.
+//!
+//! Measurements become [`Row`]s ([`prepare`]): the device resolved against the catalogue (or the
+//! caller's device), and the model inputs (the counters path of `workload::counters`, or
+//! `gamma`/`s` parameters for `lslag`). [`predict_row`] evaluates a model on a row, uncalibrated
+//! (`None`) or with parameters.
+//!
+//! Free parameters, each within physical bounds ([`param_specs`]):
+//! - `roofline`: compute and memory efficiency (fractions of the peaks, 0.001..1) and the launch
+//!   overhead (0..100 µs): `t = max(compute / e_c, memory / e_m) + t_launch`.
+//! - `mwp-cwp`, `hong-kim`, `wu`: a DRAM latency scale (0.1..10), the departure delay (0.5..200
+//!   cycles), an arithmetic latency scale (0.1..10) and the launch overhead (0..100 µs), added to
+//!   the model's time.
+//! - `lslag`: `alpha`, `beta` of the GPU element, `t = (alpha / gamma + beta) * s` (µs).
+//! - `puchala` (rows naming a built-in kernel, dwt-matrix, dwt-lattice or mtx-mul-vec, with its
+//!   parameters `n`, `k`): `t_p` (0..100 µs; the median launch API time when the rows carry one,
+//!   puchala2022 section 5.3, and then not fitted), `t_m` (0..200 cycles) and one scale on every
+//!   memory duration of the kernel program (0.05..20).
+//!
+//! Fitting minimises the mean squared relative error `mean (t_model / t_measured - 1)^2` (so
+//! that short and long kernels weigh alike, as the MAPE does). `lslag` is linear in its
+//! parameters and is solved exactly by NNLS on rows scaled by `1 / t_measured`; the others use
+//! the bounded Nelder-Mead of `fit::nelder_mead`. Fits are per group: per device, or per
+//! (device, kernel) with `Scope::Kernel`.
+//!
+//! Cross-validation keeps every measurement of one problem point (kernel and parameters, e.g.
+//! input sizes) in the same fold, so repetitions of a point never sit on both sides. Bootstrap
+//! intervals resample rows with replacement (seeded) and give the 2.5 and 97.5 percentiles.
+//!
+//! This module does no I/O beyond what callers pass; the CLI reads and writes files.
+
+use std::collections::BTreeMap;
+
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use super::measurements::Measurement;
+use super::nelder_mead::{minimize, NelderMeadOptions};
+use super::split::SplitMix64;
+use crate::device::{catalogue, Device};
+use crate::error::{Error, Result};
+use crate::workload::counters::{self, CounterInputs, KernelCounters};
+
+/// The models calibration and evaluation know.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Model {
+    Roofline,
+    MwpCwp,
+    HongKim,
+    Wu,
+    Lslag,
+    Puchala,
+}
+
+impl Model {
+    pub const ALL: &'static [Model] = &[
+        Model::Roofline,
+        Model::MwpCwp,
+        Model::HongKim,
+        Model::Wu,
+        Model::Lslag,
+        Model::Puchala,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Model::Roofline => "roofline",
+            Model::MwpCwp => "mwp-cwp",
+            Model::HongKim => "hong-kim",
+            Model::Wu => "wu",
+            Model::Lslag => "lslag",
+            Model::Puchala => "puchala",
+        }
+    }
+
+    /// Parses `--model`; `puchala` gets its own explanation.
+    pub fn parse(text: &str) -> Result<Model> {
+        let t = text.trim().to_ascii_lowercase();
+        if let Some(m) = Model::ALL.iter().find(|m| m.name() == t) {
+            return Ok(*m);
+        }
+        let names: Vec<&str> = Model::ALL.iter().map(|m| m.name()).collect();
+        Err(Error::invalid(
+            "--model",
+            format!("unknown model `{text}`; known: {}", names.join(", ")),
+        ))
+    }
+
+    /// Whether the model runs on profiler-counter rows.
+    pub fn uses_counters(self) -> bool {
+        !matches!(self, Model::Lslag | Model::Puchala)
+    }
+}
+
+/// One free parameter and its bounds.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct ParamSpec {
+    pub name: &'static str,
+    pub lower: f64,
+    pub upper: f64,
+    pub start: f64,
+}
+
+const ANALYTICAL_PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        name: "dram_latency_scale",
+        lower: 0.1,
+        upper: 10.0,
+        start: 1.0,
+    },
+    ParamSpec {
+        name: "departure_delay_cycles",
+        lower: 0.5,
+        upper: 200.0,
+        start: 4.0,
+    },
+    ParamSpec {
+        name: "arithmetic_latency_scale",
+        lower: 0.1,
+        upper: 10.0,
+        start: 1.0,
+    },
+    ParamSpec {
+        name: "launch_overhead_us",
+        lower: 0.0,
+        upper: 100.0,
+        start: 3.0,
+    },
+];
+
+/// The free parameters of a model, in the order of parameter vectors.
+pub fn param_specs(model: Model) -> &'static [ParamSpec] {
+    match model {
+        Model::Roofline => &[
+            ParamSpec {
+                name: "compute_efficiency",
+                lower: 0.001,
+                upper: 1.0,
+                start: 0.5,
+            },
+            ParamSpec {
+                name: "memory_efficiency",
+                lower: 0.001,
+                upper: 1.0,
+                start: 0.5,
+            },
+            ParamSpec {
+                name: "launch_overhead_us",
+                lower: 0.0,
+                upper: 100.0,
+                start: 3.0,
+            },
+        ],
+        Model::MwpCwp | Model::HongKim | Model::Wu => ANALYTICAL_PARAMS,
+        Model::Puchala => &[
+            ParamSpec {
+                name: "t_p_us",
+                lower: 0.0,
+                upper: 100.0,
+                start: 5.0,
+            },
+            ParamSpec {
+                name: "t_m_cycles",
+                lower: 0.0,
+                upper: 200.0,
+                start: 10.0,
+            },
+            ParamSpec {
+                name: "memory_scale",
+                lower: 0.05,
+                upper: 20.0,
+                start: 1.0,
+            },
+        ],
+        Model::Lslag => &[
+            ParamSpec {
+                name: "alpha_us",
+                lower: 0.0,
+                upper: f64::MAX,
+                start: 0.0,
+            },
+            ParamSpec {
+                name: "beta_us",
+                lower: 0.0,
+                upper: f64::MAX,
+                start: 0.0,
+            },
+        ],
+    }
+}
+
+/// What a model needs about one measured row.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RowInputs {
+    Counters(Box<CounterInputs>),
+    Lslag {
+        gamma: f64,
+        s: f64,
+    },
+    /// A built-in puchala2022 kernel at one parameter point.
+    Puchala {
+        kernel: crate::model::puchala::Builtin,
+        params: crate::workload::params::ParamValues,
+    },
+}
+
+/// A measurement ready for the models.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    /// Index into [`Prepared::devices`].
+    pub device: usize,
+    pub kernel: String,
+    /// The problem point: kernel and parameters (rows with the same key are repetitions).
+    pub point: String,
+    /// The parameters without the application name: rows of two kernels with the same shape
+    /// solve the same problem (for comparisons, puchala2022 eq 21).
+    pub shape: String,
+    /// The first numeric parameter (the x axis of a series), when there is one.
+    pub x: Option<f64>,
+    pub measured_us: f64,
+    /// The launch API time of the row (puchala2022's `t_p`), when the file has it.
+    pub launch_api_us: Option<f64>,
+    /// The row's parameters without the series variable, naming its experiment.
+    pub inputs: RowInputs,
+    /// File and line.
+    pub source: String,
+}
+
+/// Rows with their devices and the notes of the preparation.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    pub devices: Vec<Device>,
+    pub rows: Vec<Row>,
+    /// Rows left out, with the reason, counted per reason.
+    pub skipped: BTreeMap<String, usize>,
+    /// Per device: the assumptions of the counters path.
+    pub notes: BTreeMap<String, Vec<String>>,
+}
+
+/// Resolves devices and builds the inputs `model` needs for every measurement. With `device`,
+/// rows without a device name take it and rows naming another GPU are left out.
+pub fn prepare(
+    measurements: &[Measurement],
+    model: Model,
+    device: Option<&Device>,
+) -> Result<Prepared> {
+    let mut devices: Vec<Device> = Vec::new();
+    let mut by_label: BTreeMap<String, Option<usize>> = BTreeMap::new();
+    let mut skipped: BTreeMap<String, usize> = BTreeMap::new();
+    let mut notes = BTreeMap::new();
+    let mut lat_cache: BTreeMap<usize, Option<counters::DeviceLatencies>> = BTreeMap::new();
+    if let Some(d) = device {
+        devices.push(d.clone());
+    }
+    let mut todo: Vec<(usize, &Measurement)> = Vec::new();
+    for m in measurements {
+        let idx = match (&m.device, device) {
+            (None, Some(_)) => Some(0),
+            (None, None) => {
+                *skipped
+                    .entry("no device name in the row (give --device)".into())
+                    .or_default() += 1;
+                None
+            }
+            (Some(label), given) => {
+                let entry = by_label
+                    .entry(label.clone())
+                    .or_insert_with(|| match given {
+                        Some(d) => d.answers_to(label).then_some(0),
+                        None => match catalogue::find(label) {
+                            Ok(d) => match devices.iter().position(|x| x.name == d.name) {
+                                Some(i) => Some(i),
+                                None => {
+                                    devices.push(d.clone());
+                                    Some(devices.len() - 1)
+                                }
+                            },
+                            Err(_) => None,
+                        },
+                    });
+                if entry.is_none() {
+                    let why = match given {
+                        Some(d) => format!("device `{label}` is not the selected {}", d.name),
+                        None => format!("device `{label}` is not in the catalogue"),
+                    };
+                    *skipped.entry(why).or_default() += 1;
+                }
+                *entry
+            }
+        };
+        if let Some(i) = idx {
+            todo.push((i, m));
+        }
+    }
+    if model.uses_counters() {
+        for (i, d) in devices.iter().enumerate() {
+            match counters::device_latencies(d) {
+                Ok(l) => {
+                    notes.insert(d.name.clone(), counters::defaults_notes(d)?);
+                    lat_cache.insert(i, Some(l));
+                }
+                Err(e) => {
+                    notes.insert(d.name.clone(), vec![e.to_string()]);
+                    lat_cache.insert(i, None);
+                }
+            }
+        }
+    }
+    let built: Vec<std::result::Result<Row, String>> = todo
+        .par_iter()
+        .map(|(i, m)| {
+            let inputs = if model.uses_counters() {
+                let lat = lat_cache
+                    .get(i)
+                    .and_then(|l| l.as_ref())
+                    .ok_or_else(|| format!("no latency defaults for {}", devices[*i].name))?;
+                let k = KernelCounters::from_measurement(m).map_err(|e| short_msg(&e))?;
+                let c = counters::inputs(&devices[*i], lat, &k).map_err(|e| short_msg(&e))?;
+                RowInputs::Counters(Box::new(c))
+            } else if model == Model::Puchala {
+                let short = m.kernel.split('(').next().unwrap_or(&m.kernel);
+                let kernel = crate::model::puchala::Builtin::parse(short).map_err(|_| {
+                    "not a built-in puchala2022 kernel (dwt-matrix, dwt-lattice, mtx-mul-vec)"
+                        .to_string()
+                })?;
+                let params = crate::workload::params::ParamValues::new(
+                    m.params
+                        .iter()
+                        .filter_map(|(k, v)| v.as_f64().map(|x| (k.to_ascii_lowercase(), x))),
+                );
+                kernel.check_params(&params).map_err(|e| short_msg(&e))?;
+                RowInputs::Puchala { kernel, params }
+            } else {
+                let num = |names: &[&str]| {
+                    names
+                        .iter()
+                        .find_map(|n| m.params.get(*n).and_then(|v| v.as_f64()))
+                };
+                let gamma = num(&["gamma"]).ok_or("lslag needs a `gamma` parameter")?;
+                let s = num(&["s", "S"]).ok_or("lslag needs an `s` parameter")?;
+                if !(gamma > 0.0 && s >= 0.0) {
+                    return Err("lslag needs gamma > 0 and s >= 0".to_string());
+                }
+                RowInputs::Lslag { gamma, s }
+            };
+            Ok(Row {
+                device: *i,
+                kernel: kernel_label(m),
+                point: point_key(m),
+                shape: m
+                    .params
+                    .iter()
+                    .filter(|(k, _)| k.as_str() != "app")
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect::<Vec<_>>()
+                    .join("|"),
+                x: series_x(m),
+                measured_us: m.time_us,
+                launch_api_us: m.launch_api_us,
+                inputs,
+                source: format!("{}:{}", m.source.file, m.source.line),
+            })
+        })
+        .collect();
+    let mut rows = Vec::with_capacity(built.len());
+    for r in built {
+        match r {
+            Ok(r) => rows.push(r),
+            Err(why) => *skipped.entry(why).or_default() += 1,
+        }
+    }
+    Ok(Prepared {
+        devices,
+        rows,
+        skipped,
+        notes,
+    })
+}
+
+/// An error's message without the row position (so that skip reasons can be counted).
+fn short_msg(e: &Error) -> String {
+    let s = e.to_string();
+    match s.find(" (") {
+        Some(i) => s[..i].to_string(),
+        None => s,
+    }
+}
+
+/// The name of a kernel's experiments: `app/kernel` when the row names an application that is
+/// not just the kernel (amaris2018's matMul variants share one kernel signature), else the
+/// kernel's name; argument lists are dropped.
+pub fn kernel_label(m: &Measurement) -> String {
+    let short = m
+        .kernel
+        .split('(')
+        .next()
+        .unwrap_or(&m.kernel)
+        .trim()
+        .to_string();
+    match m.params.get("app").and_then(|v| v.as_str()) {
+        Some(app) if !app.is_empty() && app != short => format!("{app}/{short}"),
+        _ => short,
+    }
+}
+
+/// The problem point of a measurement: kernel and every parameter.
+fn point_key(m: &Measurement) -> String {
+    let mut k = m.kernel.clone();
+    for (name, v) in &m.params {
+        k.push_str(&format!("|{name}={v}"));
+    }
+    k
+}
+
+/// The x value of a series: `input_size_1`, `n`, `N`, `size` or the first numeric parameter.
+fn series_x(m: &Measurement) -> Option<f64> {
+    for n in ["input_size_1", "n", "N", "size", "s"] {
+        if let Some(v) = m.params.get(n).and_then(|v| v.as_f64()) {
+            return Some(v);
+        }
+    }
+    m.params.values().find_map(|v| v.as_f64())
+}
+
+/// The calibrated roofline: `max(compute / e_c, memory / e_m) + t_launch`, µs, with the same
+/// bounds as `model::roofline::predict` (computed directly: this runs millions of times in a fit).
+pub fn calibrated_roofline_us(
+    device: &Device,
+    i: &crate::model::roofline::RooflineInputs,
+    q: &[f64],
+) -> f64 {
+    let compute_us =
+        device.cycles_to_us(i.flops / crate::model::roofline::peak_fp32_flop_per_cycle(device));
+    let memory_us = i.dram_bytes / (device.memory_bandwidth_gbs * 1e3);
+    (compute_us / q[0]).max(memory_us / q[1]) + q[2]
+}
+
+/// Applies analytical parameters (DRAM latency scale, departure delay, arithmetic latency scale)
+/// to MWP-CWP inputs; the launch overhead `q[3]` is added to the time by the caller.
+pub fn apply_mwp_cwp(i: &mut crate::workload::analytical::MwpCwpInputs, q: &[f64]) {
+    i.dram_lat *= q[0];
+    i.departure_delay = q[1];
+    i.avg_inst_lat *= q[2];
+}
+
+/// As [`apply_mwp_cwp`] for Hong and Kim's inputs (both departure delays take `q[1]`).
+pub fn apply_hong_kim(i: &mut crate::workload::analytical::HongKimInputs, q: &[f64]) {
+    i.mem_ld *= q[0];
+    i.departure_del_coal = q[1];
+    i.departure_del_uncoal = q[1];
+    i.issue_cycles *= q[2];
+}
+
+/// As [`apply_mwp_cwp`] for wu2019's inputs.
+pub fn apply_wu(i: &mut crate::workload::analytical::WuInputs, q: &[f64]) {
+    i.mem_l_global *= q[0];
+    i.departure_delay = q[1];
+    i.comp_cycles *= q[2];
+}
+
+/// The model's time for a row, µs; `params` in the order of [`param_specs`], `None` for the
+/// uncalibrated model (roofline: the table launch overhead, full efficiency; analytical models:
+/// no launch term). `lslag` has no uncalibrated form.
+pub fn predict_row(
+    model: Model,
+    device: &Device,
+    row: &Row,
+    params: Option<&[f64]>,
+) -> Result<f64> {
+    use crate::model::{hong_kim, mwp_cwp, roofline, wu};
+    let launch = params.map_or(0.0, |q| q.get(3).copied().unwrap_or(0.0));
+    match (&row.inputs, model) {
+        (RowInputs::Counters(c), Model::Roofline) => match params {
+            None => Ok(roofline::predict(device, &c.roofline)?.time_us),
+            Some(q) => Ok(calibrated_roofline_us(device, &c.roofline, q)),
+        },
+        (RowInputs::Counters(c), Model::MwpCwp) => {
+            let mut i = c.mwp_cwp;
+            if let Some(q) = params {
+                apply_mwp_cwp(&mut i, q);
+            }
+            let r = mwp_cwp::predict(&i)?;
+            Ok(device.cycles_to_us(r.t_exec) + launch)
+        }
+        (RowInputs::Counters(c), Model::HongKim) => {
+            let mut i = c.hong_kim;
+            if let Some(q) = params {
+                apply_hong_kim(&mut i, q);
+            }
+            let r = hong_kim::predict(&i)?;
+            Ok(device.cycles_to_us(r.exec_cycles_with_synch) + launch)
+        }
+        (RowInputs::Counters(c), Model::Wu) => {
+            let mut i = c.wu;
+            if let Some(q) = params {
+                apply_wu(&mut i, q);
+            }
+            let r = wu::predict(&i)?;
+            Ok(device.cycles_to_us(r.exec_cycles_sm) + r.transfer_us + launch)
+        }
+        (RowInputs::Puchala { kernel, params: point }, Model::Puchala) => {
+            let (t_p, t_m, scale) = match params {
+                Some(q) => (q[0], q[1], q[2]),
+                None => {
+                    let (t_p, t_m) = crate::model::puchala::paper::profile_params(device, *kernel)?;
+                    (t_p, t_m, 1.0)
+                }
+            };
+            let mut spec = kernel.spec();
+            scale_memory(&mut spec.program.ops, scale);
+            let req = crate::model::puchala::Request {
+                kernel: &spec,
+                params: point,
+                launch: None,
+                t_p_us: t_p,
+                t_m_cycles: t_m,
+            };
+            Ok(crate::model::puchala::predict(device, &req)?.time_us)
+        }
+        (RowInputs::Lslag { gamma, s }, Model::Lslag) => match params {
+            Some(q) => Ok((q[0] / gamma + q[1]) * s),
+            None => Err(Error::missing(
+                "--calibration",
+                "lslag has no uncalibrated form: give a calibration (alpha, beta) from `kerneltime calibrate --model lslag`",
+            )),
+        },
+        _ => Err(Error::invalid(
+            "--model",
+            format!("{} cannot run on this row's inputs", model.name()),
+        )),
+    }
+}
+
+/// Multiplies every load and store duration of a program by `scale` (puchala2022's memory
+/// durations, calibrated together).
+fn scale_memory(ops: &mut [crate::workload::program::Op], scale: f64) {
+    use crate::workload::program::Op;
+    for op in ops {
+        match op {
+            Op::Load(d) | Op::Store(d) => *d *= scale,
+            Op::Calc(_) => {}
+            Op::Repeat { ops, .. } => scale_memory(ops, scale),
+        }
+    }
+}
+
+/// How rows are grouped for fitting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Scope {
+    /// One parameter set per device.
+    Device,
+    /// One parameter set per (device, kernel).
+    Kernel,
+}
+
+impl Scope {
+    pub fn parse(text: &str) -> Result<Scope> {
+        match text.trim() {
+            "device" => Ok(Scope::Device),
+            "kernel" => Ok(Scope::Kernel),
+            _ => Err(Error::invalid(
+                "--scope",
+                format!("expected `device` or `kernel`, got `{text}`"),
+            )),
+        }
+    }
+}
+
+/// Fitting options.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CalibrateOptions {
+    pub scope: Scope,
+    /// Folds of the grouped cross-validation (0 or 1: none).
+    pub folds: usize,
+    /// Bootstrap resamples (0: no intervals).
+    pub bootstrap: usize,
+    pub seed: u64,
+    /// Largest number of rows one fit uses (a seeded sample beyond it); errors use every row.
+    pub max_fit_rows: usize,
+}
+
+impl Default for CalibrateOptions {
+    fn default() -> Self {
+        Self {
+            scope: Scope::Kernel,
+            folds: 5,
+            bootstrap: 20,
+            seed: 2026,
+            max_fit_rows: 2000,
+        }
+    }
+}
+
+/// The fitted parameters of one group with their errors.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GroupCalibration {
+    pub device: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel: Option<String>,
+    /// Rows and distinct problem points behind the fit.
+    pub n: usize,
+    pub points: usize,
+    pub params: BTreeMap<String, f64>,
+    /// 95 % bootstrap intervals `[low, high]`.
+    #[serde(default)]
+    pub intervals: BTreeMap<String, [f64; 2]>,
+    /// MAPE and max error on the training rows (fractions).
+    pub mape_train: f64,
+    pub max_error_train: f64,
+    /// Grouped k-fold cross-validated MAPE and max error, when there were enough points.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mape_cv: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_error_cv: Option<f64>,
+}
+
+/// A calibration file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Calibration {
+    pub model: Model,
+    pub scope: Scope,
+    /// The measurement file(s) it was fitted to.
+    pub measurements: String,
+    pub rows: usize,
+    pub folds: usize,
+    pub bootstrap: usize,
+    pub seed: u64,
+    pub objective: String,
+    /// Parameter names in order, with their bounds.
+    pub parameters: Vec<String>,
+    pub groups: Vec<GroupCalibration>,
+    #[serde(default)]
+    pub notes: Vec<String>,
+}
+
+impl Calibration {
+    pub fn to_toml(&self) -> Result<String> {
+        toml::to_string(self)
+            .map_err(|e| Error::invalid("calibration", format!("cannot write TOML: {e}")))
+    }
+
+    /// Reads a calibration file's text; `origin` names it in errors.
+    pub fn from_toml(text: &str, origin: &str) -> Result<Self> {
+        let c: Calibration = toml::from_str(text).map_err(|e| Error::file(origin, e.message()))?;
+        let specs = param_specs(c.model);
+        for g in &c.groups {
+            for s in specs {
+                if !g.params.contains_key(s.name) {
+                    return Err(Error::file(
+                        origin,
+                        format!(
+                            "group for device `{}` lacks parameter `{}` of model {}",
+                            g.device,
+                            s.name,
+                            c.model.name()
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(c)
+    }
+
+    /// The parameter vector for a device and kernel: the (device, kernel) group, else the device
+    /// group; `None` when the calibration has neither.
+    pub fn params_for(&self, device: &Device, kernel: &str) -> Option<Vec<f64>> {
+        let on_device =
+            |g: &&GroupCalibration| g.device == device.name || device.answers_to(&g.device);
+        let g = self
+            .groups
+            .iter()
+            .filter(on_device)
+            .find(|g| g.kernel.as_deref() == Some(kernel))
+            .or_else(|| {
+                self.groups
+                    .iter()
+                    .filter(on_device)
+                    .find(|g| g.kernel.is_none())
+            })?;
+        Some(
+            param_specs(self.model)
+                .iter()
+                .map(|s| g.params[s.name])
+                .collect(),
+        )
+    }
+
+    /// The cross-validated MAPE of a device (and kernel) group, when there is one.
+    pub fn group_for(&self, device: &str, kernel: Option<&str>) -> Option<&GroupCalibration> {
+        self.groups
+            .iter()
+            .find(|g| g.device == device && (g.kernel.is_none() || g.kernel.as_deref() == kernel))
+    }
+}
+
+/// Relative errors of a model with parameters on some rows; a failed prediction is an error of 1.
+fn relative_errors(model: Model, devices: &[Device], rows: &[&Row], q: &[f64]) -> Vec<f64> {
+    rows.iter()
+        .map(
+            |r| match predict_row(model, &devices[r.device], r, Some(q)) {
+                Ok(t) if t.is_finite() => t / r.measured_us - 1.0,
+                _ => 1.0,
+            },
+        )
+        .collect()
+}
+
+/// Fits one group's parameters.
+pub fn fit_rows(model: Model, devices: &[Device], rows: &[&Row]) -> Result<Vec<f64>> {
+    fit_rows_from(model, devices, rows, None)
+}
+
+/// As [`fit_rows`], also trying `extra_start` (the bootstrap starts from the group's estimate,
+/// so that a resample lands in the same basin rather than in another local minimum).
+pub fn fit_rows_from(
+    model: Model,
+    devices: &[Device],
+    rows: &[&Row],
+    extra_start: Option<&[f64]>,
+) -> Result<Vec<f64>> {
+    let specs = param_specs(model);
+    if rows.is_empty() {
+        return Err(Error::invalid("measurements", "no rows to fit"));
+    }
+    if model == Model::Lslag {
+        // Linear: t/t_meas = alpha * (s / gamma) / t_meas + beta * s / t_meas, NNLS on 1.
+        let mut a = super::Matrix::zeros(rows.len(), 2);
+        let b = vec![1.0; rows.len()];
+        for (i, r) in rows.iter().enumerate() {
+            if let RowInputs::Lslag { gamma, s } = r.inputs {
+                a.set(i, 0, s / gamma / r.measured_us);
+                a.set(i, 1, s / r.measured_us);
+            }
+        }
+        return Ok(super::nnls::nnls(&a, &b)?.x);
+    }
+    let mut lower: Vec<f64> = specs.iter().map(|s| s.lower).collect();
+    let mut upper: Vec<f64> = specs.iter().map(|s| s.upper).collect();
+    let mut first_start = specs.iter().map(|s| s.start).collect::<Vec<f64>>();
+    if model == Model::Puchala {
+        // puchala2022 section 5.3: t_p is the median launch API time when the data has it.
+        let mut api: Vec<f64> = rows.iter().filter_map(|r| r.launch_api_us).collect();
+        if !api.is_empty() {
+            api.sort_by(f64::total_cmp);
+            let t_p = percentile(&api, 0.5);
+            lower[0] = t_p;
+            upper[0] = t_p;
+            first_start[0] = t_p;
+        }
+    }
+    let objective = |q: &[f64]| {
+        let e = relative_errors(model, devices, rows, q);
+        e.iter().map(|x| x * x).sum::<f64>() / e.len() as f64
+    };
+    // A few starts (the models have kinks); keep the best.
+    let mut starts: Vec<Vec<f64>> = vec![first_start.clone()];
+    let mut alt = first_start;
+    alt[1] = (specs[1].start * 0.2).max(specs[1].lower);
+    starts.push(alt);
+    if let Some(x) = extra_start {
+        let mut x = x.to_vec();
+        // A fixed t_p (launch API median) stays fixed.
+        for (k, v) in x.iter_mut().enumerate() {
+            *v = v.clamp(lower[k], upper[k]);
+        }
+        starts.push(x);
+    }
+    let mut best: Option<(Vec<f64>, f64)> = None;
+    for s in starts {
+        let m = minimize(objective, &s, &lower, &upper, &NelderMeadOptions::default())?;
+        if best.as_ref().is_none_or(|(_, v)| m.value < *v) {
+            best = Some((m.x, m.value));
+        }
+    }
+    Ok(best.map(|b| b.0).unwrap_or_default())
+}
+
+fn mape_max(errors: &[f64]) -> (f64, f64) {
+    let n = errors.len().max(1) as f64;
+    (
+        errors.iter().map(|e| e.abs()).sum::<f64>() / n,
+        errors.iter().map(|e| e.abs()).fold(0.0, f64::max),
+    )
+}
+
+/// A seeded sample of at most `max` rows (all when fewer).
+fn sample<'a>(rows: &[&'a Row], max: usize, rng: &mut SplitMix64) -> Vec<&'a Row> {
+    if rows.len() <= max || max == 0 {
+        return rows.to_vec();
+    }
+    let mut idx: Vec<usize> = (0..rows.len()).collect();
+    rng.shuffle(&mut idx);
+    idx.truncate(max);
+    idx.sort_unstable();
+    idx.into_iter().map(|i| rows[i]).collect()
+}
+
+/// Calibrates every group of `prepared`.
+pub fn calibrate(
+    model: Model,
+    prepared: &Prepared,
+    options: &CalibrateOptions,
+    source: &str,
+) -> Result<Calibration> {
+    calibrate_with_progress(model, prepared, options, source, &|_, _| {})
+}
+
+/// As [`calibrate`]; `progress(done, total)` is called as each group's fit finishes.
+pub fn calibrate_with_progress(
+    model: Model,
+    prepared: &Prepared,
+    options: &CalibrateOptions,
+    source: &str,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<Calibration> {
+    let mut groups: BTreeMap<(usize, Option<String>), Vec<&Row>> = BTreeMap::new();
+    for r in &prepared.rows {
+        let kernel = match options.scope {
+            Scope::Device => None,
+            Scope::Kernel => Some(r.kernel.clone()),
+        };
+        groups.entry((r.device, kernel)).or_default().push(r);
+    }
+    if groups.is_empty() {
+        return Err(Error::invalid(
+            "--measurements",
+            format!(
+                "no row can be used by {} (skipped: {})",
+                model.name(),
+                skipped_text(&prepared.skipped)
+            ),
+        ));
+    }
+    let specs = param_specs(model);
+    let devices = &prepared.devices;
+    let keys: Vec<_> = groups.keys().cloned().collect();
+    let done = std::sync::atomic::AtomicUsize::new(0);
+    let total = keys.len();
+    let fitted: Vec<Result<GroupCalibration>> = keys
+        .par_iter()
+        .enumerate()
+        .map(|(gi, key)| {
+            let rows = &groups[key];
+            let mut rng = SplitMix64::new(options.seed ^ (gi as u64).wrapping_mul(0x9e37_79b9));
+            let q = fit_rows(
+                model,
+                devices,
+                &sample(rows, options.max_fit_rows, &mut rng),
+            )?;
+            let (mape_train, max_train) = mape_max(&relative_errors(model, devices, rows, &q));
+            // Grouped k-fold: points are shuffled and dealt to folds.
+            let mut points: Vec<&str> = rows.iter().map(|r| r.point.as_str()).collect();
+            points.sort_unstable();
+            points.dedup();
+            let n_points = points.len();
+            let (mut mape_cv, mut max_cv) = (None, None);
+            if options.folds >= 2 && n_points >= options.folds {
+                rng.shuffle(&mut points);
+                let fold_of: BTreeMap<&str, usize> = points
+                    .iter()
+                    .enumerate()
+                    .map(|(i, p)| (*p, i % options.folds))
+                    .collect();
+                let mut errors = Vec::with_capacity(rows.len());
+                for f in 0..options.folds {
+                    let train: Vec<&Row> = rows
+                        .iter()
+                        .copied()
+                        .filter(|r| fold_of[r.point.as_str()] != f)
+                        .collect();
+                    let test: Vec<&Row> = rows
+                        .iter()
+                        .copied()
+                        .filter(|r| fold_of[r.point.as_str()] == f)
+                        .collect();
+                    let qf = fit_rows(
+                        model,
+                        devices,
+                        &sample(&train, options.max_fit_rows, &mut rng),
+                    )?;
+                    errors.extend(relative_errors(model, devices, &test, &qf));
+                }
+                let (a, b) = mape_max(&errors);
+                mape_cv = Some(a);
+                max_cv = Some(b);
+            }
+            let mut intervals = BTreeMap::new();
+            if options.bootstrap > 0 {
+                let mut draws: Vec<Vec<f64>> = vec![Vec::new(); specs.len()];
+                let m = rows.len().min(options.max_fit_rows.max(1));
+                for _ in 0..options.bootstrap {
+                    let resample: Vec<&Row> = (0..m)
+                        .map(|_| rows[rng.below(rows.len() as u64) as usize])
+                        .collect();
+                    let qb = fit_rows_from(model, devices, &resample, Some(&q))?;
+                    for (k, v) in qb.into_iter().enumerate() {
+                        draws[k].push(v);
+                    }
+                }
+                for (k, s) in specs.iter().enumerate() {
+                    let d = &mut draws[k];
+                    d.sort_by(f64::total_cmp);
+                    intervals.insert(
+                        s.name.to_string(),
+                        [percentile(d, 0.025), percentile(d, 0.975)],
+                    );
+                }
+            }
+            progress(
+                done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1,
+                total,
+            );
+            Ok(GroupCalibration {
+                device: devices[key.0].name.clone(),
+                kernel: key.1.clone(),
+                n: rows.len(),
+                points: n_points,
+                params: specs
+                    .iter()
+                    .zip(&q)
+                    .map(|(s, v)| (s.name.to_string(), *v))
+                    .collect(),
+                intervals,
+                mape_train,
+                max_error_train: max_train,
+                mape_cv,
+                max_error_cv: max_cv,
+            })
+        })
+        .collect();
+    let groups = fitted.into_iter().collect::<Result<Vec<_>>>()?;
+    let mut notes = Vec::new();
+    if !prepared.skipped.is_empty() {
+        notes.push(format!(
+            "rows left out: {}",
+            skipped_text(&prepared.skipped)
+        ));
+    }
+    notes.push(format!(
+        "each fit uses at most {} rows (a seeded sample); errors are computed on every row",
+        options.max_fit_rows
+    ));
+    if options.bootstrap > 0 {
+        notes.push(format!(
+            "intervals: 2.5 and 97.5 percentiles of {} fits to resamples (with replacement) of min(n, {}) rows, each started also from the group's estimate",
+            options.bootstrap, options.max_fit_rows
+        ));
+    }
+    Ok(Calibration {
+        model,
+        scope: options.scope,
+        measurements: source.to_string(),
+        rows: prepared.rows.len(),
+        folds: options.folds,
+        bootstrap: options.bootstrap,
+        seed: options.seed,
+        objective: "mean squared relative error (t_model / t_measured - 1)^2".into(),
+        parameters: specs
+            .iter()
+            .map(|s| {
+                format!(
+                    "{} in [{}, {}]",
+                    s.name,
+                    s.lower,
+                    if s.upper == f64::MAX {
+                        "inf".to_string()
+                    } else {
+                        s.upper.to_string()
+                    }
+                )
+            })
+            .collect(),
+        groups,
+        notes,
+    })
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let pos = p * (sorted.len() - 1) as f64;
+    let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
+    sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo as f64)
+}
+
+/// "reason (count), ..." for notes.
+pub fn skipped_text(skipped: &BTreeMap<String, usize>) -> String {
+    if skipped.is_empty() {
+        return "none".into();
+    }
+    skipped
+        .iter()
+        .map(|(k, v)| format!("{k} ({v})"))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fit::measurements::{Counters, Dim3};
+
+    /// Counter rows over a range of sizes: some compute-bound, some memory-bound.
+    fn synthetic_rows(n: usize) -> Vec<Measurement> {
+        (0..n)
+            .map(|i| {
+                let size = 1u64 << (8 + i % 12);
+                let mut m =
+                    Measurement::new(if i % 2 == 0 { "a" } else { "b" }, 1.0, "synthetic", i + 2);
+                m.device = Some("GTX-680".into());
+                m.grid = Some(Dim3::new(size.div_ceil(256).max(1), 1, 1));
+                m.block = Some(Dim3::new(256, 1, 1));
+                m.params
+                    .insert("input_size_1".into(), serde_json::json!(size));
+                m.params.insert("rep".into(), serde_json::json!(i / 24));
+                let warps = (size.div_ceil(256).max(1) * 8) as f64;
+                // Kernel "a": many instructions per byte; "b": few.
+                let inst_per_warp = if i % 2 == 0 { 400.0 } else { 20.0 };
+                m.counters = Some(Counters {
+                    regs_per_thread: Some(20),
+                    warps_launched: Some(warps),
+                    inst_executed: Some(warps * inst_per_warp),
+                    gld_transactions: Some(warps * 4.0),
+                    gst_transactions: Some(warps),
+                    dram_read_transactions: Some(warps * 4.0 * (1.0 + (i % 5) as f64)),
+                    dram_write_transactions: Some(warps),
+                    ..Counters::default()
+                });
+                m
+            })
+            .collect()
+    }
+
+    fn with_model_times(model: Model, truth: &[f64], ms: &mut [Measurement]) -> Prepared {
+        let p = prepare(ms, model, None).unwrap();
+        for (r, m) in p.rows.iter().zip(ms.iter_mut()) {
+            m.time_us = predict_row(model, &p.devices[r.device], r, Some(truth)).unwrap();
+        }
+        prepare(ms, model, None).unwrap()
+    }
+
+    #[test]
+    fn roofline_calibration_recovers_its_own_parameters() {
+        let truth = [0.35, 0.8, 4.2];
+        let mut ms = synthetic_rows(96);
+        let p = with_model_times(Model::Roofline, &truth, &mut ms);
+        assert_eq!(p.rows.len(), 96);
+        let opts = CalibrateOptions {
+            scope: Scope::Device,
+            folds: 4,
+            bootstrap: 3,
+            ..CalibrateOptions::default()
+        };
+        let c = calibrate(Model::Roofline, &p, &opts, "synthetic").unwrap();
+        assert_eq!(c.groups.len(), 1);
+        let g = &c.groups[0];
+        for (s, t) in param_specs(Model::Roofline).iter().zip(truth) {
+            assert!(
+                (g.params[s.name] - t).abs() < 1e-6,
+                "{}: {} vs {t}",
+                s.name,
+                g.params[s.name]
+            );
+        }
+        assert!(g.mape_train < 1e-6);
+        // The cross-validated error is its own number, also near zero on noise-free data.
+        let cv = g.mape_cv.expect("cross-validated");
+        assert!(cv < 1e-5, "{cv}");
+        // The file round-trips and applies.
+        let text = c.to_toml().unwrap();
+        let back = Calibration::from_toml(&text, "cal.toml").unwrap();
+        let q = back.params_for(&p.devices[0], "a").unwrap();
+        assert!((q[0] - truth[0]).abs() < 1e-6);
+    }
+
+    #[test]
+    fn wu_calibration_recovers_its_own_parameters() {
+        // Latency-bound rows: the departure delay and latency scale both matter.
+        let truth = [1.7, 6.0, 0.8, 2.5];
+        let mut ms = synthetic_rows(48);
+        let p = with_model_times(Model::Wu, &truth, &mut ms);
+        let opts = CalibrateOptions {
+            scope: Scope::Device,
+            folds: 0,
+            bootstrap: 0,
+            ..CalibrateOptions::default()
+        };
+        let c = calibrate(Model::Wu, &p, &opts, "synthetic").unwrap();
+        let g = &c.groups[0];
+        assert!(g.mape_train < 1e-6, "{g:?}");
+        assert!(g.mape_cv.is_none());
+        // Identifiable parameters: the launch overhead and the time they produce.
+        assert!(
+            (g.params["launch_overhead_us"] - truth[3]).abs() < 1e-4,
+            "{g:?}"
+        );
+    }
+
+    #[test]
+    fn lslag_calibration_is_exact_nnls() {
+        let (alpha, beta) = (30.0, 0.5);
+        let mut ms = Vec::new();
+        for (i, gamma) in [1.0, 2.0, 4.0, 8.0].iter().enumerate() {
+            for s in [10.0, 100.0, 1000.0] {
+                let mut m = Measurement::new("k", (alpha / gamma + beta) * s, "lslag", i + 2);
+                m.device = Some("GTX-680".into());
+                m.params.insert("gamma".into(), serde_json::json!(gamma));
+                m.params.insert("s".into(), serde_json::json!(s));
+                ms.push(m);
+            }
+        }
+        let p = prepare(&ms, Model::Lslag, None).unwrap();
+        let c = calibrate(
+            Model::Lslag,
+            &p,
+            &CalibrateOptions {
+                bootstrap: 5,
+                ..Default::default()
+            },
+            "x",
+        )
+        .unwrap();
+        let g = &c.groups[0];
+        assert!((g.params["alpha_us"] - alpha).abs() < 1e-6);
+        assert!((g.params["beta_us"] - beta).abs() < 1e-6);
+        assert!(g.mape_cv.unwrap() < 1e-9);
+    }
+
+    fn puchala_rows(truth: &[f64], api_us: Option<f64>) -> Vec<Measurement> {
+        let mut ms = Vec::new();
+        for k in [8.0, 12.0] {
+            for e in 6..=16 {
+                let mut m = Measurement::new("dwt_matrix", 1.0, "p", ms.len() + 2);
+                m.device = Some("GTX 1070 (puchala2022)".into());
+                m.params.insert("n".into(), serde_json::json!(2f64.powi(e)));
+                m.params.insert("k".into(), serde_json::json!(k));
+                m.launch_api_us = api_us;
+                ms.push(m);
+            }
+        }
+        let p = prepare(&ms, Model::Puchala, None).unwrap();
+        assert_eq!(p.rows.len(), ms.len(), "{:?}", p.skipped);
+        for (r, m) in p.rows.iter().zip(ms.iter_mut()) {
+            m.time_us = predict_row(Model::Puchala, &p.devices[r.device], r, Some(truth)).unwrap();
+        }
+        ms
+    }
+
+    #[test]
+    fn puchala_calibration_recovers_t_p_t_m_and_memory_scale() {
+        let truth = [6.5, 23.0, 1.4];
+        let ms = puchala_rows(&truth, None);
+        let p = prepare(&ms, Model::Puchala, None).unwrap();
+        let opts = CalibrateOptions {
+            scope: Scope::Kernel,
+            folds: 0,
+            bootstrap: 0,
+            ..Default::default()
+        };
+        let g = &calibrate(Model::Puchala, &p, &opts, "p").unwrap().groups[0];
+        for (s, t) in param_specs(Model::Puchala).iter().zip(truth) {
+            assert!(
+                (g.params[s.name] - t).abs() < 1e-6,
+                "{}: {} vs {t}",
+                s.name,
+                g.params[s.name]
+            );
+        }
+        // With launch API times in the data, t_p is their median and is not fitted.
+        let ms = puchala_rows(&truth, Some(6.5));
+        let p = prepare(&ms, Model::Puchala, None).unwrap();
+        let g = &calibrate(Model::Puchala, &p, &opts, "p").unwrap().groups[0];
+        assert_eq!(g.params["t_p_us"], 6.5);
+        assert!((g.params["t_m_cycles"] - 23.0).abs() < 1e-6, "{g:?}");
+    }
+
+    #[test]
+    fn unknown_models_and_missing_rows() {
+        assert_eq!(Model::parse("puchala").unwrap(), Model::Puchala);
+        assert!(Model::parse("nope").is_err());
+        let ms = vec![Measurement::new("k", 1.0, "f", 2)];
+        let p = prepare(&ms, Model::Roofline, None).unwrap();
+        assert!(p.rows.is_empty());
+        assert!(calibrate(Model::Roofline, &p, &CalibrateOptions::default(), "f").is_err());
+    }
+}

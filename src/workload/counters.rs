@@ -1,0 +1,618 @@
+//! The counters path: one row of profiler counters (grid, block, registers, shared memory,
+//! `inst_executed`, global load/store transactions, DRAM transactions, `warps_launched`; the
+//! amaris2018 layout) becomes the inputs of the `roofline`, `mwp-cwp`, `hong-kim` and `wu`
+//! models for a named device, so that a measured data set can be evaluated without the kernel's
+//! source code.
+//!
+//! Per-architecture latencies come from [`ARCH_LATENCIES`], a copy of the project's latency table
+//! (`shared/data/latencies/arch_defaults.csv`, whose rows cite Arafa et al. 2019 via PPT-GPU's
+//! configuration, the GPUPerf Fermi parameter set, Accel-Sim and gpu-benches); a device's own
+//! micro-benchmark profile (`[microbenchmarks]`) wins where it has the value. Every default the
+//! conversion takes is listed by [`defaults_notes`]; the models' predictions then carry them.
+//!
+//! What the counters cannot tell, and what is assumed (all listed in the notes):
+//! - every global load/store transaction is one warp memory request (`avg_trans_warp = 1`,
+//!   `uncoal_per_mw = 1`, all accesses coalesced), since request counts are not in the table;
+//! - the non-memory warp instructions are arithmetic with the architecture's dependent FP32/INT
+//!   latency; ILP and MLP are 1; no synchronization, shared-memory or spill traffic is modelled
+//!   (the table has no counters for them);
+//! - the L2 miss ratio is DRAM read transactions over global load transactions (clamped to 0..1)
+//!   and every global access misses L1 (Kepler and Maxwell do not cache global loads in L1 by
+//!   default);
+//! - the roofline counts 2 operations per thread instruction (`flops = 64 * inst_executed`), so
+//!   its compute bound is the issue time of the instructions at one per core per cycle.
+//!
+//! This module does not fit anything (that is `fit::calibrate`) and does not read files.
+
+use serde::Serialize;
+
+use crate::device::occupancy::{occupancy, BlockResources};
+use crate::device::{microbenchmarks as mb, ComputeCapability, Device};
+use crate::error::{Error, Result};
+use crate::fit::measurements::Measurement;
+use crate::model::roofline::RooflineInputs;
+use crate::workload::analytical::{HongKimInputs, MwpCwpInputs, RepRounding, SyncFactor, WuInputs};
+
+/// Recommended latencies of one architecture, core-clock cycles.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct ArchLatencies {
+    pub architecture: &'static str,
+    /// Compute capabilities covered, inclusive (major * 10 + minor).
+    pub cc_from: u32,
+    pub cc_to: u32,
+    pub l1_hit_cycles: f64,
+    pub shared_load_cycles: f64,
+    pub l2_hit_cycles: f64,
+    pub dram_cycles: f64,
+    /// Dependent FP32 FMA / INT add latency.
+    pub fp32_dep_cycles: f64,
+    /// Departure delay between two memory requests of coalesced warps.
+    pub departure_delay_cycles: f64,
+    /// Where the latencies come from.
+    pub source: &'static str,
+    /// Where the departure delay comes from.
+    pub departure_source: &'static str,
+}
+
+const DEFAULTS_CSV: &str = "shared/data/latencies/arch_defaults.csv";
+
+/// The latency defaults, from `shared/data/latencies/arch_defaults.csv` (columns `l1_hit`,
+/// `shared_load`, `l2_hit`, `dram_latency`, `fp32_fma_dep`) and the departure delays of
+/// `arch_latencies.md` ("Departure delay" paragraph) and parra2016 Table 4.3.
+pub const ARCH_LATENCIES: &[ArchLatencies] = &[
+    ArchLatencies {
+        architecture: "Fermi",
+        cc_from: 20,
+        cc_to: 21,
+        l1_hit_cycles: 18.0,
+        shared_load_cycles: 26.0,
+        l2_hit_cycles: 130.0,
+        dram_cycles: 440.0,
+        fp32_dep_cycles: 18.0,
+        departure_delay_cycles: 20.0,
+        source: "arch_defaults.csv (Fermi 2.x): GPUPerf Fermi parameter set, GPGPU-Sim GTX480, CUDA guide",
+        departure_source: "arch_latencies.csv: GPUPerf implementation, Fermi delta = 20 per transaction",
+    },
+    ArchLatencies {
+        architecture: "Kepler",
+        cc_from: 30,
+        cc_to: 37,
+        l1_hit_cycles: 32.0,
+        shared_load_cycles: 26.0,
+        l2_hit_cycles: 188.0,
+        dram_cycles: 331.0,
+        fp32_dep_cycles: 9.0,
+        departure_delay_cycles: 3.0,
+        source: "arch_defaults.csv (Kepler 3.x): Arafa et al. 2019 (arXiv:1905.08778) Tesla K40m, via PPT-GPU arch_latencies_config.py",
+        departure_source: "parra2016 Table 4.3: Tesla K40 departure delay 3 cycles (1 and 32 warps)",
+    },
+    ArchLatencies {
+        architecture: "Maxwell",
+        cc_from: 50,
+        cc_to: 53,
+        l1_hit_cycles: 82.0,
+        shared_load_cycles: 24.0,
+        l2_hit_cycles: 225.0,
+        dram_cycles: 379.0,
+        fp32_dep_cycles: 6.0,
+        departure_delay_cycles: 4.0,
+        source: "arch_defaults.csv (Maxwell 5.x): Arafa et al. 2019 (arXiv:1905.08778) GTX TITAN X, via PPT-GPU arch_latencies_config.py",
+        departure_source: "arch_latencies.csv: derived, Maxwell/Pascal 32-bit coalesced warp request 4 cycles (NVIDIA forum, pascal-l1-cache/49571/14)",
+    },
+    ArchLatencies {
+        architecture: "Pascal",
+        cc_from: 60,
+        cc_to: 62,
+        l1_hit_cycles: 82.0,
+        shared_load_cycles: 24.0,
+        l2_hit_cycles: 240.0,
+        dram_cycles: 450.0,
+        fp32_dep_cycles: 6.0,
+        departure_delay_cycles: 4.0,
+        source: "arch_defaults.csv (Pascal 6.x): Arafa et al. 2019, GPGPU-Sim TITAN X (Pascal), MT4G Quadro P6000",
+        departure_source: "arch_latencies.csv: derived, Maxwell/Pascal 32-bit coalesced warp request 4 cycles (NVIDIA forum, pascal-l1-cache/49571/14)",
+    },
+    ArchLatencies {
+        architecture: "Volta",
+        cc_from: 70,
+        cc_to: 72,
+        l1_hit_cycles: 30.0,
+        shared_load_cycles: 23.0,
+        l2_hit_cycles: 212.0,
+        dram_cycles: 400.0,
+        fp32_dep_cycles: 4.0,
+        departure_delay_cycles: 1.0,
+        source: "arch_defaults.csv (Volta 7.0): Accel-Sim tuner TITAN V, gpu-benches V100, MT4G V100",
+        departure_source: "arch_latencies.csv: derived, Volta+ coalesced warp request 1 cycle (4 tags per clock)",
+    },
+    ArchLatencies {
+        architecture: "Turing",
+        cc_from: 75,
+        cc_to: 75,
+        l1_hit_cycles: 32.0,
+        shared_load_cycles: 23.0,
+        l2_hit_cycles: 210.0,
+        dram_cycles: 460.0,
+        fp32_dep_cycles: 4.0,
+        departure_delay_cycles: 1.0,
+        source: "arch_defaults.csv (Turing 7.5): Arafa TITAN RTX, MT4G RTX 2080 Ti and T1000",
+        departure_source: "arch_latencies.csv: derived, Volta+ coalesced warp request 1 cycle (4 tags per clock)",
+    },
+    ArchLatencies {
+        architecture: "Ampere",
+        cc_from: 80,
+        cc_to: 80,
+        l1_hit_cycles: 34.0,
+        shared_load_cycles: 23.0,
+        l2_hit_cycles: 212.0,
+        dram_cycles: 570.0,
+        fp32_dep_cycles: 4.0,
+        departure_delay_cycles: 1.0,
+        source: "arch_defaults.csv (Ampere 8.0): gpu-benches A100, MT4G A100, Abdelkhalik et al.",
+        departure_source: "arch_latencies.csv: derived, Volta+ coalesced warp request 1 cycle (4 tags per clock)",
+    },
+    ArchLatencies {
+        architecture: "Ampere",
+        cc_from: 86,
+        cc_to: 87,
+        l1_hit_cycles: 33.0,
+        shared_load_cycles: 23.0,
+        l2_hit_cycles: 219.0,
+        dram_cycles: 500.0,
+        fp32_dep_cycles: 4.0,
+        departure_delay_cycles: 1.0,
+        source: "arch_defaults.csv (Ampere 8.6): RTX 3060 (YKTian), RTX 3070 config, A40",
+        departure_source: "arch_latencies.csv: derived, Volta+ coalesced warp request 1 cycle (4 tags per clock)",
+    },
+    ArchLatencies {
+        architecture: "Ada",
+        cc_from: 89,
+        cc_to: 89,
+        l1_hit_cycles: 36.0,
+        shared_load_cycles: 28.0,
+        l2_hit_cycles: 277.0,
+        dram_cycles: 632.0,
+        fp32_dep_cycles: 4.0,
+        departure_delay_cycles: 1.0,
+        source: "arch_defaults.csv (Ada 8.9): gpu-benches L40",
+        departure_source: "arch_latencies.csv: derived, Volta+ coalesced warp request 1 cycle (4 tags per clock)",
+    },
+    ArchLatencies {
+        architecture: "Hopper",
+        cc_from: 90,
+        cc_to: 90,
+        l1_hit_cycles: 36.0,
+        shared_load_cycles: 30.0,
+        l2_hit_cycles: 250.0,
+        dram_cycles: 660.0,
+        fp32_dep_cycles: 4.0,
+        departure_delay_cycles: 1.0,
+        source: "arch_defaults.csv (Hopper 9.0): gpu-benches H100-PCIe and H200, MT4G H100",
+        departure_source: "arch_latencies.csv: derived, Volta+ coalesced warp request 1 cycle (4 tags per clock)",
+    },
+];
+
+/// The latency defaults of a compute capability, or an error naming it (Blackwell has only
+/// placeholders in the table, so it has none here).
+pub fn arch_latencies(cc: ComputeCapability) -> Result<&'static ArchLatencies> {
+    let n = cc.as_number();
+    ARCH_LATENCIES
+        .iter()
+        .find(|a| (a.cc_from..=a.cc_to).contains(&n))
+        .ok_or_else(|| {
+            Error::missing(
+                "latencies",
+                format!(
+                    "no sourced latency defaults for compute capability {cc} in {DEFAULTS_CSV}; give analytical inputs instead of counters"
+                ),
+            )
+        })
+}
+
+/// The latencies used for one device: the device's micro-benchmarks where it has them, else the
+/// architecture defaults.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DeviceLatencies {
+    pub dram_cycles: f64,
+    pub l2_hit_cycles: f64,
+    pub l1_hit_cycles: f64,
+    pub shared_load_cycles: f64,
+    pub fp32_dep_cycles: f64,
+    pub departure_delay_cycles: f64,
+    /// One line per value: where it comes from.
+    pub notes: Vec<String>,
+}
+
+/// Resolves the latencies of a device.
+pub fn device_latencies(device: &Device) -> Result<DeviceLatencies> {
+    let arch = arch_latencies(device.compute_capability)?;
+    let micro = |name: &str| {
+        device
+            .microbenchmarks
+            .as_ref()
+            .and_then(|m| m.representative_cycles(name))
+    };
+    let mut notes = Vec::new();
+    let mut pick = |what: &str, bench: Option<&str>, default: f64, src: &str| -> f64 {
+        if let Some(v) = bench.and_then(micro) {
+            notes.push(format!(
+                "{what} = {v} cycles from the device's micro-benchmarks"
+            ));
+            v
+        } else {
+            notes.push(format!("{what} = {default} cycles ({src})"));
+            default
+        }
+    };
+    Ok(DeviceLatencies {
+        dram_cycles: pick(
+            "DRAM latency",
+            Some(mb::GLOBAL_MEMORY_READ),
+            arch.dram_cycles,
+            arch.source,
+        ),
+        l2_hit_cycles: pick(
+            "L2 hit latency",
+            Some(mb::L2_CACHE),
+            arch.l2_hit_cycles,
+            arch.source,
+        ),
+        l1_hit_cycles: pick(
+            "L1 hit latency",
+            Some(mb::L1_CACHE),
+            arch.l1_hit_cycles,
+            arch.source,
+        ),
+        shared_load_cycles: pick(
+            "shared load latency",
+            Some(mb::SHARED_MEMORY_READ),
+            arch.shared_load_cycles,
+            arch.source,
+        ),
+        fp32_dep_cycles: pick(
+            "dependent FP32/INT latency",
+            None,
+            arch.fp32_dep_cycles,
+            arch.source,
+        ),
+        departure_delay_cycles: pick(
+            "departure delay",
+            Some(mb::DEPARTURE_DELAY),
+            arch.departure_delay_cycles,
+            arch.departure_source,
+        ),
+        notes,
+    })
+}
+
+/// The counters of one launch that the models need, in per-warp form.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct KernelCounters {
+    pub blocks: f64,
+    pub threads_per_block: f64,
+    pub regs_per_thread: f64,
+    pub smem_per_block_bytes: f64,
+    /// Warps launched in the whole grid.
+    pub warps: f64,
+    /// Warp instructions per warp.
+    pub inst_per_warp: f64,
+    /// Global load and store transactions per warp.
+    pub gld_per_warp: f64,
+    pub gst_per_warp: f64,
+    /// Thread instructions of the whole kernel (`32 * inst_executed`).
+    pub thread_instructions: f64,
+    /// DRAM bytes read plus written (32-byte transactions).
+    pub dram_bytes: f64,
+    /// DRAM read transactions over global load transactions, clamped to 0..1 (1 without loads).
+    pub l2_miss_ratio: f64,
+}
+
+impl KernelCounters {
+    /// Reads the counters of a measurement; a missing one is an error naming it and the row.
+    pub fn from_measurement(m: &Measurement) -> Result<Self> {
+        let row = || format!("{} line {}", m.source.file, m.source.line);
+        let launch = m.launch().ok_or_else(|| {
+            Error::missing(
+                "grid",
+                format!("the counters path needs grid and block sizes ({})", row()),
+            )
+        })?;
+        let c = m.counters.as_ref().ok_or_else(|| {
+            Error::missing(
+                "counters",
+                format!(
+                    "the counters path needs profiler counters, such as the amaris2018 columns ({})",
+                    row()
+                ),
+            )
+        })?;
+        let need = |v: Option<f64>, name: &str| {
+            v.ok_or_else(|| {
+                Error::missing(
+                    name,
+                    format!("the counters path needs `{name}` ({})", row()),
+                )
+            })
+        };
+        let blocks = launch.blocks as f64;
+        let tpb = f64::from(launch.threads_per_block);
+        let warps_from_launch = blocks * f64::from(launch.warps_per_block());
+        let warps = match c.warps_launched {
+            Some(w) if w > 0.0 => w,
+            _ => warps_from_launch,
+        };
+        let inst = need(c.inst_executed, "inst_executed")?;
+        let gld = need(c.gld_transactions, "gld_transactions")?;
+        let gst = need(c.gst_transactions, "gst_transactions")?;
+        let dram_r = need(c.dram_read_transactions, "dram_read_transactions")?;
+        // Rodinia rows of amaris2018 lack DRAM writes: every store transaction is taken to
+        // reach DRAM (listed in `defaults_notes`).
+        let dram_w = match c.dram_write_transactions {
+            Some(v) => v,
+            None => gst,
+        };
+        for (name, v) in [
+            ("inst_executed", inst),
+            ("gld_transactions", gld),
+            ("gst_transactions", gst),
+            ("dram_read_transactions", dram_r),
+            ("dram_write_transactions", dram_w),
+        ] {
+            crate::error::non_negative(name, v)?;
+        }
+        if inst <= 0.0 {
+            return Err(Error::invalid(
+                "inst_executed",
+                format!("must be above 0 ({})", row()),
+            ));
+        }
+        let smem = c.static_smem_bytes.unwrap_or(0) + c.dynamic_smem_bytes.unwrap_or(0);
+        Ok(Self {
+            blocks,
+            threads_per_block: tpb,
+            regs_per_thread: f64::from(c.regs_per_thread.unwrap_or(0)),
+            smem_per_block_bytes: smem as f64,
+            warps,
+            inst_per_warp: inst / warps,
+            gld_per_warp: gld / warps,
+            gst_per_warp: gst / warps,
+            thread_instructions: inst * 32.0,
+            dram_bytes: (dram_r + dram_w) * 32.0,
+            l2_miss_ratio: if gld > 0.0 {
+                (dram_r / gld).clamp(0.0, 1.0)
+            } else {
+                1.0
+            },
+        })
+    }
+}
+
+/// The inputs of the four counter-driven models for one launch on one device.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CounterInputs {
+    pub roofline: RooflineInputs,
+    pub mwp_cwp: MwpCwpInputs,
+    pub hong_kim: HongKimInputs,
+    pub wu: WuInputs,
+    /// Active blocks per SM: the exact occupancy, capped by the blocks each SM receives.
+    pub active_blocks_per_sm: f64,
+}
+
+/// The assumptions of [`inputs`] for a device, one line each (the same for every row).
+pub fn defaults_notes(device: &Device) -> Result<Vec<String>> {
+    let lat = device_latencies(device)?;
+    let mut notes = lat.notes;
+    notes.extend(
+        [
+            "counters path: each global load/store transaction counts as one coalesced warp memory request (avg_trans_warp = 1, uncoal_per_mw = 1)",
+            "counters path: non-memory warp instructions are arithmetic at the dependent FP32/INT latency; ILP = MLP = 1",
+            "counters path: no synchronization, shared-memory, bank-conflict or spill cost (no counters for them)",
+            "counters path: L2 miss ratio = dram_read_transactions / gld_transactions (clamped to 0..1); L1 miss ratio 1 (global loads bypass L1)",
+            "counters path: when dram_write_transactions is absent, DRAM writes = gst_transactions (every store transaction reaches DRAM)",
+            "counters path: data size 4 bytes per thread access; load bytes per warp 128",
+            "counters path: roofline flops = 64 x inst_executed (2 per thread instruction, so compute time is the issue time at one instruction per core per cycle); dram_bytes = 32 x DRAM transactions",
+            "counters path: active blocks per SM = exact occupancy (registers, shared memory, limits), capped by ceil(blocks / SMs)",
+        ]
+        .map(String::from),
+    );
+    Ok(notes)
+}
+
+/// Turns one launch's counters into the four models' inputs for `device`.
+pub fn inputs(device: &Device, lat: &DeviceLatencies, k: &KernelCounters) -> Result<CounterInputs> {
+    let tpb = k.threads_per_block;
+    let resources = BlockResources {
+        threads_per_block: tpb as u32,
+        registers_per_thread: k.regs_per_thread as u32,
+        shared_memory_per_block_bytes: k.smem_per_block_bytes.min(f64::from(u32::MAX)) as u32,
+    };
+    let occ = occupancy(device, &resources)?;
+    if occ.active_blocks_per_sm == 0 {
+        return Err(Error::invalid(
+            "block",
+            format!(
+                "a block of {tpb} threads with {} registers per thread and {} bytes of shared memory does not fit on an SM of {}",
+                k.regs_per_thread, k.smem_per_block_bytes, device.name
+            ),
+        ));
+    }
+    let sms = f64::from(device.sm_count);
+    let blocks_per_sm = (k.blocks / sms).ceil();
+    let active_blocks = f64::from(occ.active_blocks_per_sm)
+        .min(blocks_per_sm)
+        .max(1.0);
+    let warps_per_block = (tpb / 32.0).ceil();
+    let active_sms = sms.min(k.blocks);
+    let mem_per_warp = k.gld_per_warp + k.gst_per_warp;
+    let comp_per_warp = (k.inst_per_warp - mem_per_warp).max(0.0);
+    let freq_ghz = device.core_clock_mhz / 1000.0;
+
+    let roofline = RooflineInputs {
+        flops: 2.0 * k.thread_instructions,
+        dram_bytes: k.dram_bytes,
+        launch_overhead_us: None,
+    };
+    let mwp_cwp = MwpCwpInputs {
+        inst: k.inst_per_warp,
+        mem_inst: mem_per_warp,
+        total_warps: k.warps,
+        active_sms,
+        avg_inst_lat: lat.fp32_dep_cycles,
+        ilp: 1.0,
+        n: active_blocks * warps_per_block,
+        warp_size: 32.0,
+        simd_width: f64::from(device.cores_per_sm),
+        dram_lat: lat.dram_cycles,
+        avg_trans_warp: 1.0,
+        departure_delay: lat.departure_delay_cycles,
+        miss_ratio_l2: k.l2_miss_ratio,
+        hit_lat_l2: lat.l2_hit_cycles,
+        miss_ratio_l1: 1.0,
+        hit_lat_l1: lat.l1_hit_cycles,
+        freq_ghz,
+        data_size_bytes: 4.0,
+        mem_peak_bandwidth_gbs: device.memory_bandwidth_gbs,
+        mlp: 1.0,
+        w_serial: 0.0,
+    };
+    let lanes = f64::from(device.cores_per_sm) / f64::from(device.warp_schedulers_per_sm.max(1));
+    let hong_kim = HongKimInputs {
+        warp_size: 32.0,
+        issue_cycles: 32.0 / lanes,
+        freq_ghz,
+        mem_bandwidth_gbs: device.memory_bandwidth_gbs,
+        mem_ld: lat.dram_cycles,
+        departure_del_uncoal: lat.departure_delay_cycles,
+        departure_del_coal: lat.departure_delay_cycles,
+        threads_per_block: warps_per_block * 32.0,
+        blocks: k.blocks,
+        active_sms,
+        active_blocks_per_sm: active_blocks,
+        comp_insts: comp_per_warp,
+        uncoal_mem_insts: 0.0,
+        coal_mem_insts: mem_per_warp,
+        synch_insts: 0.0,
+        uncoal_per_mw: 1.0,
+        load_bytes_per_warp: 128.0,
+        sync_factor: SyncFactor::Npwb,
+        rep_rounding: RepRounding::None,
+    };
+    let l = &device.limits;
+    let wu = WuInputs {
+        comp_cycles: comp_per_warp * lat.fp32_dep_cycles,
+        mem_insts_global: mem_per_warp,
+        mem_insts_shared: 0.0,
+        mem_insts_local: 0.0,
+        n_conf: 1.0,
+        sync_insts: 0.0,
+        mem_l_global: lat.dram_cycles,
+        mem_l_shared: lat.shared_load_cycles,
+        departure_delay: lat.departure_delay_cycles,
+        threads_per_block: warps_per_block * 32.0,
+        warp_size: 32.0,
+        n_ws: f64::from(device.warp_schedulers_per_sm),
+        max_b: f64::from(l.max_blocks_per_sm),
+        max_w: f64::from(l.max_warps_per_sm),
+        max_r: f64::from(l.registers_per_sm),
+        reg_per_thread: k.regs_per_thread,
+        max_smem_bytes: f64::from(l.shared_memory_per_sm_bytes),
+        smem_used_bytes: k.smem_per_block_bytes,
+        smem_unit_bytes: f64::from(l.shared_memory_allocation_unit_bytes.max(1)),
+        n_b: k.blocks,
+        n_sm: sms,
+        freq_mhz: device.core_clock_mhz,
+        comu_bytes: 0.0,
+        comu_bw_gbs: None,
+        max_threads_per_block: None,
+    };
+    Ok(CounterInputs {
+        roofline,
+        mwp_cwp,
+        hong_kim,
+        wu,
+        active_blocks_per_sm: active_blocks,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::catalogue;
+    use crate::fit::measurements::{Counters, Dim3};
+
+    fn row() -> Measurement {
+        let mut m = Measurement::new("k", 100.0, "t.csv", 2);
+        m.grid = Some(Dim3::new(64, 1, 1));
+        m.block = Some(Dim3::new(256, 1, 1));
+        m.counters = Some(Counters {
+            regs_per_thread: Some(16),
+            static_smem_bytes: Some(0),
+            dynamic_smem_bytes: Some(0),
+            warps_launched: Some(512.0),
+            inst_executed: Some(51200.0),
+            gld_transactions: Some(2048.0),
+            gst_transactions: Some(1024.0),
+            dram_read_transactions: Some(1024.0),
+            dram_write_transactions: Some(1024.0),
+            ..Counters::default()
+        });
+        m
+    }
+
+    #[test]
+    fn per_warp_counts_and_bytes() {
+        let k = KernelCounters::from_measurement(&row()).unwrap();
+        // 51200 warp instructions over 512 warps = 100 per warp; 2048 / 512 = 4 loads per warp.
+        assert_eq!(k.inst_per_warp, 100.0);
+        assert_eq!(k.gld_per_warp, 4.0);
+        assert_eq!(k.gst_per_warp, 2.0);
+        // (1024 + 1024) transactions x 32 bytes.
+        assert_eq!(k.dram_bytes, 65536.0);
+        // 1024 DRAM reads over 2048 global load transactions.
+        assert_eq!(k.l2_miss_ratio, 0.5);
+    }
+
+    #[test]
+    fn kepler_inputs_take_the_table_and_the_k40_microbenchmarks() {
+        let d = catalogue::find("GTX-680").unwrap();
+        let lat = device_latencies(d).unwrap();
+        // arch_defaults.csv, Kepler row: DRAM 331, L2 188, FP32 dependent 9.
+        assert_eq!(lat.dram_cycles, 331.0);
+        assert_eq!(lat.l2_hit_cycles, 188.0);
+        assert_eq!(lat.fp32_dep_cycles, 9.0);
+        let k = KernelCounters::from_measurement(&row()).unwrap();
+        let i = inputs(d, &lat, &k).unwrap();
+        // 64 blocks over 8 SMs = 8 blocks per SM; 8 blocks of 8 warps fit a Kepler SM (64 warps).
+        assert_eq!(i.active_blocks_per_sm, 8.0);
+        assert_eq!(i.mwp_cwp.n, 64.0);
+        // 100 - (4 + 2) = 94 arithmetic warp instructions at 9 cycles.
+        assert_eq!(i.wu.comp_cycles, 94.0 * 9.0);
+        assert_eq!(i.roofline.flops, 2.0 * 51200.0 * 32.0);
+        // Every model runs on these inputs.
+        crate::model::mwp_cwp::predict(&i.mwp_cwp).unwrap();
+        crate::model::hong_kim::predict(&i.hong_kim).unwrap();
+        crate::model::wu::predict(&i.wu).unwrap();
+        let k40 = catalogue::find("Tesla K40").unwrap();
+        let lat = device_latencies(k40).unwrap();
+        // parra2016 Table 4.3 departure delay.
+        assert_eq!(lat.departure_delay_cycles, 3.0);
+    }
+
+    #[test]
+    fn missing_counter_is_named() {
+        let mut m = row();
+        m.counters.as_mut().unwrap().inst_executed = None;
+        let e = KernelCounters::from_measurement(&m).unwrap_err();
+        assert!(e.to_string().contains("inst_executed"), "{e}");
+        // Without DRAM writes, the store transactions stand in: (1024 + 1024) x 32 bytes.
+        let mut m = row();
+        m.counters.as_mut().unwrap().dram_write_transactions = None;
+        assert_eq!(
+            KernelCounters::from_measurement(&m).unwrap().dram_bytes,
+            65536.0
+        );
+        let mut m = row();
+        m.counters = None;
+        assert!(KernelCounters::from_measurement(&m).is_err());
+    }
+}
