@@ -6,9 +6,11 @@
 
 pub mod cli;
 pub mod device;
+pub mod emulate;
 pub mod error;
 pub mod eval;
 pub mod fit;
+pub mod memory;
 pub mod model;
 pub mod ptx;
 pub mod workload;

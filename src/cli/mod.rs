@@ -13,6 +13,7 @@ mod occupancy;
 mod predict;
 mod puchala;
 mod puchala_plot;
+mod trace;
 
 use std::path::{Path, PathBuf};
 
@@ -57,6 +58,8 @@ pub enum Command {
     Lslag(lslag::LslagCommand),
     /// Analyze a PTX file: blocks, loops, instruction counts and the kernel program per kernel.
     Analyze(analyze::AnalyzeArgs),
+    /// Emulate the warps of one PTX kernel launch: instructions, coalescing, bank conflicts.
+    Trace(trace::TraceArgs),
 }
 
 /// Parses the process arguments and runs the command.
@@ -79,6 +82,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Explain(a) => puchala::run_explain(&a),
         Command::Lslag(c) => lslag::run(&c),
         Command::Analyze(a) => analyze::run(&a),
+        Command::Trace(a) => trace::run(&a),
     }
 }
 

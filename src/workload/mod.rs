@@ -6,6 +6,7 @@
 pub mod analytical;
 pub mod params;
 pub mod program;
+pub mod trace;
 
 use serde::Serialize;
 
