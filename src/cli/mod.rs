@@ -11,6 +11,7 @@ mod lslag;
 mod measurements;
 mod occupancy;
 mod predict;
+mod ptx_predict;
 mod puchala;
 mod puchala_plot;
 mod trace;

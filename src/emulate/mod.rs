@@ -201,6 +201,50 @@ pub struct Emulation {
     pub shared_bytes_static: u64,
     /// Notes for the whole launch (deduplicated from the warps).
     pub notes: Vec<String>,
+    /// Registers each instruction writes and reads (by function instruction index), for
+    /// dependency analyses of the traces (ILP, MLP).
+    pub regs: Vec<InstrRegs>,
+}
+
+/// Register numbers an instruction writes and reads (`NO_REG` for an empty slot).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InstrRegs {
+    pub dst: [u16; 4],
+    pub src: [u16; 6],
+}
+
+/// An empty slot of [`InstrRegs`].
+pub const NO_REG: u16 = u16::MAX;
+
+fn instr_regs(d: &DInst) -> InstrRegs {
+    let mut r = InstrRegs {
+        dst: [NO_REG; 4],
+        src: [NO_REG; 6],
+    };
+    for (k, x) in d.dst.iter().enumerate() {
+        if let Some(x) = x {
+            r.dst[k] = *x;
+        }
+    }
+    let mut k = 0;
+    let mut push = |s: Src| {
+        if let Src::Reg(x) = s {
+            if k < 6 {
+                r.src[k] = x;
+                k += 1;
+            }
+        }
+    };
+    for s in d.srcs.iter().take(d.nsrc as usize) {
+        push(*s);
+    }
+    if let Some(m) = d.mem {
+        push(m.base);
+    }
+    if let Some((g, _)) = d.guard {
+        push(Src::Reg(g));
+    }
+    r
 }
 
 impl Emulation {
@@ -448,6 +492,7 @@ pub fn emulate(
         params: param_report,
         shared_bytes_static: dec.shared_bytes,
         notes,
+        regs: dec.insts.iter().map(instr_regs).collect(),
     })
 }
 

@@ -147,3 +147,84 @@ mod tests {
         assert!((c.hit_ratio() - 8.0 / 12.0).abs() < 1e-12);
     }
 }
+
+/// Hit fractions of one access: sectors that hit L1, and of the rest, those that hit L2.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct AccessHits {
+    pub l1: f32,
+    pub l2: f32,
+}
+
+/// The result of simulating the caches over a set of warp traces.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct CacheResult {
+    /// L1 hits over global/local load sectors.
+    pub l1_hit_ratio: f64,
+    /// L2 hits over the sectors that reach L2 (L1 load misses and all stores).
+    pub l2_hit_ratio: f64,
+    pub l1_accesses: u64,
+    pub l2_accesses: u64,
+    /// Per warp, per access (same order as `WarpTrace::accesses`).
+    pub hits: Vec<Vec<AccessHits>>,
+}
+
+/// Runs the warps' global and local accesses through an L1 of `l1_sectors` and an L2 of
+/// `l2_sectors` (both LRU), interleaving the warps round-robin one request at a time, as warps
+/// of one SM issue concurrently. Loads go through L1, then L2 for the sectors that missed;
+/// stores go to L2 only (NVIDIA's L1 does not allocate on global stores).
+pub fn simulate(
+    warps: &[crate::workload::trace::WarpTrace],
+    l1_sectors: usize,
+    l2_sectors: usize,
+) -> CacheResult {
+    use crate::workload::trace::MemSpace;
+    let mut l1 = Lru::new(l1_sectors);
+    let mut l2 = Lru::new(l2_sectors);
+    let mut hits: Vec<Vec<AccessHits>> = warps
+        .iter()
+        .map(|w| vec![AccessHits::default(); w.accesses.len()])
+        .collect();
+    let mut pos = vec![0usize; warps.len()];
+    let mut live = warps.len();
+    while live > 0 {
+        live = 0;
+        for (k, w) in warps.iter().enumerate() {
+            let Some(a) = w.accesses.get(pos[k]) else {
+                continue;
+            };
+            live += 1;
+            let idx = pos[k];
+            pos[k] += 1;
+            if !matches!(a.space, MemSpace::Global | MemSpace::Local) {
+                continue;
+            }
+            let sectors = &w.sector_ids[a.sector_start as usize..a.sector_end as usize];
+            if sectors.is_empty() {
+                continue;
+            }
+            let (mut h1, mut h2, mut n2) = (0u32, 0u32, 0u32);
+            for &s in sectors {
+                if !a.store && l1.access(s) {
+                    h1 += 1;
+                    continue;
+                }
+                n2 += 1;
+                if l2.access(s) {
+                    h2 += 1;
+                }
+            }
+            let n = sectors.len() as f32;
+            hits[k][idx] = AccessHits {
+                l1: h1 as f32 / n,
+                l2: if n2 == 0 { 0.0 } else { h2 as f32 / n2 as f32 },
+            };
+        }
+    }
+    CacheResult {
+        l1_hit_ratio: l1.hit_ratio(),
+        l2_hit_ratio: l2.hit_ratio(),
+        l1_accesses: l1.hits + l1.misses,
+        l2_accesses: l2.hits + l2.misses,
+        hits,
+    }
+}
