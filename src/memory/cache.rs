@@ -7,13 +7,15 @@
 
 use std::collections::HashMap;
 
+use crate::ptx::parser::BuildFx;
+
 const NIL: u32 = u32::MAX;
 
 /// An LRU cache of `capacity` sectors.
 #[derive(Debug, Clone)]
 pub struct Lru {
     capacity: usize,
-    map: HashMap<u64, u32>,
+    map: HashMap<u64, u32, BuildFx>,
     key: Vec<u64>,
     prev: Vec<u32>,
     next: Vec<u32>,
@@ -28,7 +30,7 @@ impl Lru {
     pub fn new(capacity: usize) -> Self {
         Self {
             capacity,
-            map: HashMap::new(),
+            map: HashMap::default(),
             key: Vec::new(),
             prev: Vec::new(),
             next: Vec::new(),
@@ -173,7 +175,7 @@ pub struct CacheResult {
 /// of one SM issue concurrently. Loads go through L1, then L2 for the sectors that missed;
 /// stores go to L2 only (NVIDIA's L1 does not allocate on global stores).
 pub fn simulate(
-    warps: &[crate::workload::trace::WarpTrace],
+    warps: &[&crate::workload::trace::WarpTrace],
     l1_sectors: usize,
     l2_sectors: usize,
 ) -> CacheResult {

@@ -110,14 +110,14 @@ pub fn compress(
     costs: &Costs,
 ) -> Vec<SimOp> {
     let s = f64::from(costs.schedulers.max(1));
+    // Costs by the class's discriminant (`LatencyClass` is `repr(u8)` with fewer than 32 values).
     let mut table = [(0.0f64, 0.0f64); 32];
-    for (k, slot) in table.iter_mut().enumerate() {
-        if let Some(c) = CLASSES.get(k) {
-            *slot = class_costs(lat, s, *c);
-        }
+    for c in CLASSES {
+        table[*c as usize] = class_costs(lat, s, *c);
     }
     let mut out = Vec::with_capacity(w.ops.len() / 2 + 4);
     let (mut occ, mut latn) = (0.0f64, 0.0f64);
+    let mut last_was_load = false;
     let flush = |out: &mut Vec<SimOp>, occ: &mut f64, latn: &mut f64| {
         if *occ > 0.0 || *latn > 0.0 {
             out.push(SimOp::Comp {
@@ -130,6 +130,10 @@ pub fn compress(
     };
     for op in &w.ops {
         let acc = (op.access != TraceOp::NO_ACCESS).then(|| &w.accesses[op.access as usize]);
+        let is_global = acc.is_some_and(|a| matches!(a.space, MemSpace::Global | MemSpace::Local));
+        if !is_global {
+            last_was_load = false;
+        }
         match (op.latency, acc) {
             (LatencyClass::Barrier, _) => {
                 flush(&mut out, &mut occ, &mut latn);
@@ -150,7 +154,20 @@ pub fn compress(
                     (h1 * lat.l1_hit + (1.0 - h1) * (h2 * lat.l2_hit + (1.0 - h2) * lat.dram))
                         * costs.memory_latency_scale
                 };
-                out.push(SimOp::Global { occupy, latency });
+                // Loads issued back to back overlap (memory-level parallelism): they merge into
+                // one operation whose latency is the longest plus one issue cycle per extra load.
+                match out.last_mut() {
+                    Some(SimOp::Global {
+                        occupy: o,
+                        latency: l,
+                    }) if last_was_load && !a.store => {
+                        *o += occupy;
+                        *l = l.max(latency) + 1.0;
+                    }
+                    _ => out.push(SimOp::Global { occupy, latency }),
+                }
+                last_was_load = !a.store;
+                continue;
             }
             (_, Some(a)) if a.space == MemSpace::Shared => {
                 flush(&mut out, &mut occ, &mut latn);
@@ -161,7 +178,7 @@ pub fn compress(
                 });
             }
             (c, _) => {
-                let (l, i) = table[class_index(c)];
+                let (l, i) = table[c as usize & 31];
                 occ += i;
                 latn += l;
             }
@@ -194,10 +211,6 @@ const CLASSES: &[LatencyClass] = &[
     LatencyClass::Other,
 ];
 
-fn class_index(c: LatencyClass) -> usize {
-    CLASSES.iter().position(|x| *x == c).unwrap_or(0)
-}
-
 /// The pipeline time of one round: `blocks` blocks of the given warp programs on one SM.
 /// Warp `k` of block `b` runs `warps[k]`; warps are spread over the schedulers round-robin.
 pub fn simulate_round(warps: &[Vec<SimOp>], blocks: usize, schedulers: u32) -> f64 {
@@ -213,35 +226,42 @@ pub fn simulate_round(warps: &[Vec<SimOp>], blocks: usize, schedulers: u32) -> f
     let mut waiting = vec![false; n];
     let mut arrived = vec![0usize; blocks];
     let mut live = vec![per_block; blocks];
-    let mut heap: BinaryHeap<Reverse<(u64, usize)>> = BinaryHeap::with_capacity(n);
-    for w in 0..n {
-        heap.push(Reverse((0f64.to_bits(), w)));
-    }
+    // Events ordered by (time, warp); the exact time is kept in `at`.
+    let key = |t: f64, w: usize| ((t * 16.0) as u64) << 12 | w as u64;
+    let mut at = vec![0.0f64; n];
+    // Integer divisions per event cost more than the rest of the step: precompute them.
+    let block_of: Vec<u32> = (0..n).map(|w| (w / per_block) as u32).collect();
+    let prog_of: Vec<u32> = (0..n).map(|w| (w % per_block) as u32).collect();
+    let sched_of: Vec<u32> = (0..n).map(|w| (w % schedulers) as u32).collect();
+    let mut heap: BinaryHeap<Reverse<u64>> = (0..n).map(|w| Reverse(key(0.0, w))).collect();
     let mut end = 0.0f64;
     let release = |b: usize,
                    t: f64,
                    waiting: &mut [bool],
                    pos: &mut [usize],
-                   heap: &mut BinaryHeap<Reverse<(u64, usize)>>| {
+                   at: &mut [f64],
+                   heap: &mut BinaryHeap<Reverse<u64>>| {
         for k in 0..per_block {
             let w = b * per_block + k;
             if waiting[w] {
                 waiting[w] = false;
                 pos[w] += 1;
-                heap.push(Reverse((t.to_bits(), w)));
+                at[w] = t;
+                heap.push(Reverse(key(t, w)));
             }
         }
     };
-    while let Some(Reverse((tb, w))) = heap.pop() {
-        let t = f64::from_bits(tb);
-        let b = w / per_block;
-        let prog = &warps[w % per_block];
+    while let Some(Reverse(kw)) = heap.pop() {
+        let w = (kw & 0xfff) as usize;
+        let t = at[w];
+        let b = block_of[w] as usize;
+        let prog = &warps[prog_of[w] as usize];
         let Some(op) = prog.get(pos[w]) else {
             end = end.max(t);
             live[b] -= 1;
             if live[b] > 0 && arrived[b] == live[b] {
                 arrived[b] = 0;
-                release(b, t, &mut waiting, &mut pos, &mut heap);
+                release(b, t, &mut waiting, &mut pos, &mut at, &mut heap);
             }
             continue;
         };
@@ -251,18 +271,18 @@ pub fn simulate_round(warps: &[Vec<SimOp>], blocks: usize, schedulers: u32) -> f
                 arrived[b] += 1;
                 if arrived[b] == live[b] {
                     arrived[b] = 0;
-                    release(b, t, &mut waiting, &mut pos, &mut heap);
+                    release(b, t, &mut waiting, &mut pos, &mut at, &mut heap);
                 }
                 continue;
             }
             SimOp::Comp { occupy, latency } => {
-                let s = &mut sched_free[w % schedulers];
+                let s = &mut sched_free[sched_of[w] as usize];
                 let start = t.max(*s);
                 *s = start + occupy;
                 start + latency.max(occupy)
             }
             SimOp::Global { occupy, latency } => {
-                let s = &mut sched_free[w % schedulers];
+                let s = &mut sched_free[sched_of[w] as usize];
                 let issue = t.max(*s);
                 *s = issue + 1.0;
                 let start = issue.max(lsu_free);
@@ -270,7 +290,7 @@ pub fn simulate_round(warps: &[Vec<SimOp>], blocks: usize, schedulers: u32) -> f
                 start + latency.max(occupy)
             }
             SimOp::Shared { occupy, latency } => {
-                let s = &mut sched_free[w % schedulers];
+                let s = &mut sched_free[sched_of[w] as usize];
                 let issue = t.max(*s);
                 *s = issue + 1.0;
                 let start = issue.max(smem_free);
@@ -279,7 +299,8 @@ pub fn simulate_round(warps: &[Vec<SimOp>], blocks: usize, schedulers: u32) -> f
             }
         };
         pos[w] += 1;
-        heap.push(Reverse((next.to_bits(), w)));
+        at[w] = next;
+        heap.push(Reverse(key(next, w)));
     }
     end
 }
@@ -330,17 +351,11 @@ pub fn predict(
     let warps_per_block = launch.warps_per_block();
     let warps_in_round = n_round * warps_per_block;
 
-    // Caches: the sampled warps' accesses, L1 = on-chip memory not taken by shared memory.
+    // L1 = the on-chip memory that shared memory does not take.
     let shared_used =
         u64::from(occ.active_blocks_per_sm) * occ.allocated_shared_memory_per_block_bytes;
     let l1_bytes = device.l1_shared_per_sm_bytes.saturating_sub(shared_used);
     let l2_bytes = device.l2_cache_bytes / u64::from(device.sm_count.max(1));
-    let cache = cache::simulate(
-        &em.warps,
-        (l1_bytes / 32) as usize,
-        (l2_bytes / 32) as usize,
-    );
-
     let rep = em
         .sampled_blocks
         .iter()
@@ -356,12 +371,22 @@ pub fn predict(
         dram_cycles_per_sector: SECTOR / dram_bytes_per_clk_sm.max(1e-9),
         memory_latency_scale,
     };
-    let mut programs = Vec::new();
-    for (k, w) in em.warps.iter().enumerate() {
-        if w.block_linear == rep.linear {
-            programs.push(compress(w, &cache.hits[k], &lat.values, &costs));
-        }
-    }
+    // Caches: the warps of the representative block, as they share one SM's L1.
+    let rep_warps: Vec<&WarpTrace> = em
+        .warps
+        .iter()
+        .filter(|w| w.block_linear == rep.linear)
+        .collect();
+    let cache = cache::simulate(
+        &rep_warps,
+        (l1_bytes / 32) as usize,
+        (l2_bytes / 32) as usize,
+    );
+    let programs: Vec<Vec<SimOp>> = rep_warps
+        .iter()
+        .zip(&cache.hits)
+        .map(|(w, h)| compress(w, h, &lat.values, &costs))
+        .collect();
     let sim_ops: usize = programs.iter().map(Vec::len).sum();
     let pipeline_cycles =
         simulate_round(&programs, n_round as usize, device.warp_schedulers_per_sm);
@@ -413,9 +438,9 @@ pub fn predict(
         "eq 8: {pipeline_cycles:.0} cycles for a round of {n_round} blocks x {blocks_per_sm} blocks per SM / {n_round}"
     ));
     p.notes.push(format!(
-        "every block of the round replays sampled block {} (the interior class); caches simulated over all {} sampled warps",
+        "every block of the round replays sampled block {} (the interior class); caches simulated over its {} warps",
         rep.linear,
-        em.warps.len()
+        rep_warps.len()
     ));
     p.notes.push(format!(
         "memory latency scaled by max warps / active warps = {} / {warps_in_round} = {memory_latency_scale:.3} (SPEC.md section 4)",

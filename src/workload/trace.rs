@@ -13,6 +13,7 @@ use crate::ptx::classify::{Class, Space};
 /// What kind of latency an instruction pays: the key into a latency table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[repr(u8)]
 pub enum LatencyClass {
     /// Integer add, logic, shifts, compares, predicate logic, moves.
     Int,
