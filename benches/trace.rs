@@ -3,8 +3,9 @@
 //! most 50 ms.
 //!
 //! Kernels: `dwt_matrix` with K = 4542 taps (28 + 11 K = 49,990 instructions per warp) on a V100,
-//! 1280 blocks of 256 threads (a full round of 8 blocks = 64 warps per SM); `fdtd_o2` on a
-//! 256 x 256 x 64 grid with 32 x 8 blocks (8 x 32 = 256 blocks... scaled to 1,000 blocks below).
+//! 1280 blocks of 256 threads (a full round of 8 blocks = 64 warps per SM) and 80 blocks (one
+//! block of 8 warps per SM); `fdtd_o2` on a 1280 x 100 x 16 grid in 40 x 25 = 1,000 blocks of
+//! 32 x 4 threads, sampled (first/interior/last blocks) and every block.
 
 use std::hint::black_box;
 
@@ -38,6 +39,20 @@ fn bench(c: &mut Criterion) {
     g.bench_function("trace_model_50k_instr_per_warp_64_warps", |b| {
         b.iter(|| {
             predict(black_box(&dev), black_box(&em), res, &lat)
+                .unwrap()
+                .0
+                .time_us
+        })
+    });
+    // The same kernel with one block per SM (80 blocks on 80 SMs): a round of 8 warps.
+    let small = LaunchDims {
+        grid: [80, 1, 1],
+        block: [256, 1, 1],
+    };
+    let em_small = emulate(&m, "dwt_matrix", small, &args, Options::default()).unwrap();
+    g.bench_function("trace_model_50k_instr_per_warp_8_warps", |b| {
+        b.iter(|| {
+            predict(black_box(&dev), black_box(&em_small), res, &lat)
                 .unwrap()
                 .0
                 .time_us

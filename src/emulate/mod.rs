@@ -508,6 +508,33 @@ struct Lanes {
     known: u32,
 }
 
+/// A source as the lanes see it, without copying a register.
+#[derive(Debug, Clone, Copy)]
+enum View<'a> {
+    Lanes(&'a Lanes),
+    Uniform(u64),
+    Unknown,
+}
+
+impl View<'_> {
+    #[inline]
+    fn known(&self) -> u32 {
+        match self {
+            View::Lanes(l) => l.known,
+            View::Uniform(_) => u32::MAX,
+            View::Unknown => 0,
+        }
+    }
+    #[inline]
+    fn get(&self, lane: usize) -> u64 {
+        match self {
+            View::Lanes(l) => l.v[lane],
+            View::Uniform(v) => *v,
+            View::Unknown => 0,
+        }
+    }
+}
+
 const UNKNOWN: Lanes = Lanes {
     v: [0; WARP],
     known: 0,
@@ -530,6 +557,8 @@ struct Emulator<'a, 'f> {
     regs: Vec<Lanes>,
     addr_scratch: Vec<u64>,
     sector_scratch: Vec<u64>,
+    /// `%tid.x`, `%tid.y`, `%tid.z` and `%laneid` of the current warp.
+    special: [Lanes; 4],
 }
 
 fn mask_bits(v: u64, bits: u8) -> u64 {
@@ -816,6 +845,64 @@ fn alu(d: &DInst, a: u64, b: u64, c: u64, e: u64) -> Option<u64> {
     })
 }
 
+/// The common integer operations with the operation chosen once for all lanes (the general
+/// path decides per lane). Returns false when the operation is not one of them; when it is, every
+/// lane of `known` gets its value (these operations cannot fail).
+fn fast_lanes(d: &DInst, s: &[View; 4], known: u32, out: &mut [u64; WARP]) -> bool {
+    let ty = d.ty;
+    if ty.float || ty.bits < 8 {
+        return false;
+    }
+    let bits = ty.bits;
+    let wide = (bits * 2).min(64);
+    macro_rules! each {
+        ($f:expr) => {{
+            let f = $f;
+            let mut m = known;
+            while m != 0 {
+                let l = m.trailing_zeros() as usize;
+                m &= m - 1;
+                out[l] = f(s[0].get(l), s[1].get(l), s[2].get(l));
+            }
+            true
+        }};
+    }
+    match (d.op, d.mul) {
+        (OpK::Add, _) => each!(|a: u64, b: u64, _| mask_bits(a.wrapping_add(b), bits)),
+        (OpK::Sub, _) => each!(|a: u64, b: u64, _| mask_bits(a.wrapping_sub(b), bits)),
+        (OpK::And, _) => each!(|a: u64, b: u64, _| mask_bits(a & b, bits)),
+        (OpK::Or, _) => each!(|a: u64, b: u64, _| mask_bits(a | b, bits)),
+        (OpK::Xor, _) => each!(|a: u64, b: u64, _| mask_bits(a ^ b, bits)),
+        (OpK::Mov, _) => each!(|a: u64, _, _| a),
+        (OpK::Cvta, _) => {
+            each!(|a: u64, _, _| mask_bits(a.wrapping_add(d.cvta_shift as u64), bits))
+        }
+        (OpK::Mul, MulMode::Lo) => each!(|a: u64, b: u64, _| mask_bits(a.wrapping_mul(b), bits)),
+        (OpK::Mad, MulMode::Lo) => {
+            each!(|a: u64, b: u64, c: u64| mask_bits(a.wrapping_mul(b).wrapping_add(c), bits))
+        }
+        (OpK::Mul, MulMode::Wide) if bits <= 32 => {
+            if ty.signed {
+                each!(|a: u64, b: u64, _| mask_bits(
+                    sext(a, bits).wrapping_mul(sext(b, bits)) as u64,
+                    wide
+                ))
+            } else {
+                each!(|a: u64, b: u64, _| mask_bits(
+                    mask_bits(a, bits).wrapping_mul(mask_bits(b, bits)),
+                    wide
+                ))
+            }
+        }
+        (OpK::Shl, _) => each!(|a: u64, b: u64, _| if (b as u32) >= u32::from(bits) {
+            0
+        } else {
+            mask_bits(a << (b as u32), bits)
+        }),
+        _ => false,
+    }
+}
+
 impl<'a, 'f> Emulator<'a, 'f> {
     fn new(
         cfg: &'a Cfg<'f>,
@@ -835,63 +922,56 @@ impl<'a, 'f> Emulator<'a, 'f> {
             regs: vec![UNKNOWN; dec.reg_count],
             addr_scratch: Vec::with_capacity(64),
             sector_scratch: Vec::with_capacity(128),
+            special: [UNKNOWN; 4],
         }
     }
 
-    /// Reads a source for every lane: values and the known mask.
-    fn read(&self, s: Src, ty: Ty, block: [u32; 3], warp: u32) -> Lanes {
-        let uniform = |v: u64| Lanes {
-            v: [v; WARP],
-            known: u32::MAX,
-        };
+    /// Sets the per-lane special registers for a warp.
+    fn set_special(&mut self, warp: u32) {
+        let b = self.launch.block;
+        let (bx, by) = (u64::from(b[0]), u64::from(b[1]));
+        for k in 0..WARP {
+            let t = u64::from(warp) * WARP as u64 + k as u64;
+            self.special[0].v[k] = t % bx;
+            self.special[1].v[k] = (t / bx) % by;
+            self.special[2].v[k] = t / (bx * by);
+            self.special[3].v[k] = k as u64;
+        }
+        for l in self.special.iter_mut() {
+            l.known = u32::MAX;
+        }
+    }
+
+    /// A source for every lane: values and the known mask.
+    fn view(&self, s: Src, ty: Ty, block: [u32; 3], warp: u32) -> View<'_> {
         match s {
-            Src::Reg(r) => self.regs[r as usize],
-            Src::Imm(v) => uniform(v),
+            Src::Reg(r) => View::Lanes(&self.regs[r as usize]),
+            Src::Imm(v) => View::Uniform(v),
             Src::FImm(bits) => {
                 let x = f64::from_bits(bits);
-                uniform(if ty.float {
+                View::Uniform(if ty.float {
                     fput(x, ty.bits).unwrap_or(bits)
                 } else {
                     x as i64 as u64
                 })
             }
-            Src::Addr(a) => uniform(a),
+            Src::Addr(a) => View::Uniform(a),
             Src::Param(p) => match self.params.get(p as usize).copied().flatten() {
-                Some(v) => uniform(v),
-                None => UNKNOWN,
+                Some(v) => View::Uniform(v),
+                None => View::Unknown,
             },
-            Src::Unknown => UNKNOWN,
+            Src::Unknown => View::Unknown,
             Src::Special(sp) => {
                 let b = self.launch.block;
                 match sp {
-                    Special::Ntid(d) => uniform(u64::from(b[d as usize])),
-                    Special::Ctaid(d) => uniform(u64::from(block[d as usize])),
-                    Special::Nctaid(d) => uniform(u64::from(self.launch.grid[d as usize])),
-                    Special::Warpid => uniform(u64::from(warp)),
-                    Special::Nwarpid => uniform(u64::from(self.launch.warps_per_block())),
-                    Special::Unknowable => UNKNOWN,
-                    Special::Laneid => {
-                        let mut l = UNKNOWN;
-                        for (k, v) in l.v.iter_mut().enumerate() {
-                            *v = k as u64;
-                        }
-                        l.known = u32::MAX;
-                        l
-                    }
-                    Special::Tid(d) => {
-                        let mut l = UNKNOWN;
-                        let (bx, by) = (u64::from(b[0]), u64::from(b[1]));
-                        for (k, v) in l.v.iter_mut().enumerate() {
-                            let t = u64::from(warp) * WARP as u64 + k as u64;
-                            *v = match d {
-                                0 => t % bx,
-                                1 => (t / bx) % by,
-                                _ => t / (bx * by),
-                            };
-                        }
-                        l.known = u32::MAX;
-                        l
-                    }
+                    Special::Ntid(d) => View::Uniform(u64::from(b[d as usize])),
+                    Special::Ctaid(d) => View::Uniform(u64::from(block[d as usize])),
+                    Special::Nctaid(d) => View::Uniform(u64::from(self.launch.grid[d as usize])),
+                    Special::Warpid => View::Uniform(u64::from(warp)),
+                    Special::Nwarpid => View::Uniform(u64::from(self.launch.warps_per_block())),
+                    Special::Unknowable => View::Unknown,
+                    Special::Laneid => View::Lanes(&self.special[3]),
+                    Special::Tid(d) => View::Lanes(&self.special[(d as usize).min(2)]),
                 }
             }
         }
@@ -929,6 +1009,7 @@ impl<'a, 'f> Emulator<'a, 'f> {
         for r in self.regs.iter_mut() {
             r.known = 0;
         }
+        self.set_special(warp);
         let mut trace = WarpTrace {
             block,
             block_linear: linear(&self.launch, block),
@@ -1094,30 +1175,34 @@ impl<'a, 'f> Emulator<'a, 'f> {
                             }
                             continue;
                         }
-                        let base = self.read(
-                            mem.base,
-                            Ty {
-                                bits: 64,
-                                signed: false,
-                                float: false,
-                            },
-                            block,
-                            warp,
-                        );
                         // Addresses of executing lanes.
-                        self.addr_scratch.clear();
                         let mut unknown_lanes = 0u32;
-                        let mut m = exec;
-                        while m != 0 {
-                            let l = m.trailing_zeros() as usize;
-                            m &= m - 1;
-                            if base.known & (1 << l) != 0 {
-                                self.addr_scratch
-                                    .push(base.v[l].wrapping_add(mem.offset as u64));
-                            } else {
-                                unknown_lanes += 1;
+                        let mut addrs = std::mem::take(&mut self.addr_scratch);
+                        {
+                            let base = self.view(
+                                mem.base,
+                                Ty {
+                                    bits: 64,
+                                    signed: false,
+                                    float: false,
+                                },
+                                block,
+                                warp,
+                            );
+                            let bk = base.known();
+                            addrs.clear();
+                            let mut m = exec;
+                            while m != 0 {
+                                let l = m.trailing_zeros() as usize;
+                                m &= m - 1;
+                                if bk & (1 << l) != 0 {
+                                    addrs.push(base.get(l).wrapping_add(mem.offset as u64));
+                                } else {
+                                    unknown_lanes += 1;
+                                }
                             }
                         }
+                        self.addr_scratch = addrs;
                         let space = match mem.space {
                             Space::Shared => MemSpace::Shared,
                             Space::Local => MemSpace::Local,
@@ -1252,32 +1337,38 @@ impl<'a, 'f> Emulator<'a, 'f> {
     fn arith(&mut self, d: &DInst, exec: u32, guard_unknown: u32, block: [u32; 3], warp: u32) {
         let n = d.nsrc as usize;
         let src_ty = if d.op == OpK::Cvt { d.ty_src } else { d.ty };
-        let mut s = [UNKNOWN; 4];
-        let mut known = exec;
-        #[allow(clippy::needless_range_loop)] // `k` also picks the operand type
-        for k in 0..n.min(4) {
-            // selp/setp's predicate operands are 1-bit values.
-            let ty = if k == 2 && matches!(d.op, OpK::Selp | OpK::Setp) {
-                Ty {
-                    bits: 1,
-                    signed: false,
-                    float: false,
-                }
-            } else {
-                src_ty
-            };
-            s[k] = self.read(d.srcs[k], ty, block, warp);
-            known &= s[k].known;
-        }
         let mut out = [0u64; WARP];
         let mut ok = 0u32;
-        let mut m = known;
-        while m != 0 {
-            let l = m.trailing_zeros() as usize;
-            m &= m - 1;
-            if let Some(v) = alu(d, s[0].v[l], s[1].v[l], s[2].v[l], s[3].v[l]) {
-                out[l] = v;
-                ok |= 1 << l;
+        {
+            let mut s = [View::Unknown; 4];
+            let mut known = exec;
+            #[allow(clippy::needless_range_loop)] // `k` also picks the operand type
+            for k in 0..n.min(4) {
+                // selp/setp's predicate operands are 1-bit values.
+                let ty = if k == 2 && matches!(d.op, OpK::Selp | OpK::Setp) {
+                    Ty {
+                        bits: 1,
+                        signed: false,
+                        float: false,
+                    }
+                } else {
+                    src_ty
+                };
+                s[k] = self.view(d.srcs[k], ty, block, warp);
+                known &= s[k].known();
+            }
+            if fast_lanes(d, &s, known, &mut out) {
+                ok = known;
+            } else {
+                let mut m = known;
+                while m != 0 {
+                    let l = m.trailing_zeros() as usize;
+                    m &= m - 1;
+                    if let Some(v) = alu(d, s[0].get(l), s[1].get(l), s[2].get(l), s[3].get(l)) {
+                        out[l] = v;
+                        ok |= 1 << l;
+                    }
+                }
             }
         }
         // Lanes whose guard was unknown may or may not have written: unknown.
@@ -1292,6 +1383,123 @@ impl<'a, 'f> Emulator<'a, 'f> {
         } else if d.dst[1].is_some() {
             let extra = [d.dst[1], d.dst[2], d.dst[3], None];
             self.set_unknown(&extra, exec);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::decode::{Cmp, DInst, MulMode, OpK, Src, Ty};
+    use super::*;
+    use crate::ptx::classify::Class;
+    use crate::workload::trace::LatencyClass;
+
+    fn inst(op: OpK, mul: MulMode, bits: u8, signed: bool) -> DInst {
+        DInst {
+            op,
+            ty: Ty {
+                bits,
+                signed,
+                float: false,
+            },
+            ty_src: Ty {
+                bits,
+                signed,
+                float: false,
+            },
+            mul,
+            cmp: Cmp::Eq,
+            combine: 0,
+            unsigned_cmp: !signed,
+            round_nearest: false,
+            dst: [None; 4],
+            srcs: [Src::Unknown; 4],
+            nsrc: 3,
+            guard: None,
+            mem: None,
+            target: None,
+            class: Class::IntArith,
+            latency: LatencyClass::Int,
+            line: 0,
+            cvta_shift: 0,
+            opcode: "add",
+        }
+    }
+
+    #[test]
+    fn fast_path_agrees_with_the_general_path() {
+        // Deterministic pseudo-random lane values (64-bit LCG), including sign bits.
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            x
+        };
+        let mut s = [UNKNOWN; 4];
+        for l in s.iter_mut() {
+            for v in l.v.iter_mut() {
+                *v = next() >> (next() % 64);
+            }
+            l.known = u32::MAX;
+        }
+        let cases = [
+            (OpK::Add, MulMode::Lo),
+            (OpK::Sub, MulMode::Lo),
+            (OpK::And, MulMode::Lo),
+            (OpK::Or, MulMode::Lo),
+            (OpK::Xor, MulMode::Lo),
+            (OpK::Mul, MulMode::Lo),
+            (OpK::Mad, MulMode::Lo),
+            (OpK::Mul, MulMode::Wide),
+            (OpK::Shl, MulMode::Lo),
+        ];
+        for (op, mul) in cases {
+            for bits in [16u8, 32, 64] {
+                for signed in [false, true] {
+                    let d = inst(op, mul, bits, signed);
+                    let mut out = [0u64; WARP];
+                    let views = [
+                        View::Lanes(&s[0]),
+                        View::Lanes(&s[1]),
+                        View::Lanes(&s[2]),
+                        View::Lanes(&s[3]),
+                    ];
+                    if !fast_lanes(&d, &views, u32::MAX, &mut out) {
+                        assert!(op == OpK::Mul && mul == MulMode::Wide && bits == 64);
+                        continue;
+                    }
+                    for l in 0..WARP {
+                        let want = alu(&d, s[0].v[l], s[1].v[l] % 70, s[2].v[l], 0);
+                        let got = {
+                            let mut t = s;
+                            t[1].v[l] %= 70;
+                            let mut o = [0u64; WARP];
+                            let tv = [
+                                View::Lanes(&t[0]),
+                                View::Lanes(&t[1]),
+                                View::Lanes(&t[2]),
+                                View::Lanes(&t[3]),
+                            ];
+                            fast_lanes(&d, &tv, 1 << l, &mut o);
+                            o[l]
+                        };
+                        // Operands that the fast path reads unmasked are masked by PTX typing
+                        // in real code; compare on the result width.
+                        let w = if mul == MulMode::Wide {
+                            (bits * 2).min(64)
+                        } else {
+                            bits
+                        };
+                        assert_eq!(
+                            want.map(|v| mask_bits(v, w)),
+                            Some(mask_bits(got, w)),
+                            "{op:?} {mul:?} {bits} signed={signed} lane {l}"
+                        );
+                    }
+                    let _ = out;
+                }
+            }
         }
     }
 }

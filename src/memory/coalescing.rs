@@ -22,7 +22,10 @@ pub fn sectors_of(addrs: &[u64], bytes: u64, out: &mut Vec<u64>) -> u32 {
             out.push(s);
         }
     }
-    out.sort_unstable();
+    // Lanes usually address memory in increasing order; sort only when they do not.
+    if !out.windows(2).all(|w| w[0] <= w[1]) {
+        out.sort_unstable();
+    }
     out.dedup();
     let per_line = LINE_BYTES / SECTOR_BYTES;
     let mut lines = 0u32;
