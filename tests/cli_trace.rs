@@ -395,3 +395,45 @@ fn eq8_scales_with_blocks_per_sm_and_latency_overrides_apply() {
         .contains("slower DRAM"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn data_dependent_branch_is_in_the_prediction_notes() {
+    let dir = std::env::temp_dir().join(format!("kt-dd-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join("dd.ptx");
+    std::fs::write(
+        &p,
+        ".version 7.0\n.target sm_75\n.address_size 64\n.visible .entry dd(.param .u64 p)\n{\n  .reg .pred %p<2>;\n  .reg .b32 %r<3>;\n  .reg .b64 %rd<2>;\n  .reg .f32 %f<2>;\n  ld.param.u64 %rd1, [p];\n  ld.global.f32 %f1, [%rd1];\n  setp.gt.f32 %p1, %f1, 0f00000000;\n  @%p1 bra SKIP;\n  add.s32 %r1, %r1, 1;\nSKIP:\n  ret;\n}\n",
+    )
+    .unwrap();
+    let v = json(&[
+        "predict",
+        "--model",
+        "trace",
+        "--device",
+        "V100",
+        "--ptx",
+        p.to_str().unwrap(),
+        "--entry",
+        "dd",
+        "--grid",
+        "4",
+        "--block",
+        "64",
+        "--json",
+    ]);
+    // The branch `@%p1 bra SKIP` is on line 13 of the file above.
+    let notes: Vec<&str> = v["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|n| n.as_str())
+        .collect();
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.contains("line 13") && n.contains("data-dependent")),
+        "{notes:?}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

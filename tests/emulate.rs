@@ -404,3 +404,30 @@ fn partial_warps_and_every_block() {
     assert_eq!(e.warps[1].threads, 16);
     assert_eq!(e.warps[1].summary().global_load_sectors, 2);
 }
+
+#[test]
+fn matmul_tiled_counts_and_conflict_free_shared_tiles() {
+    // Entry 15 (4 ld.param, 7 mov/shl/add, mul.lo, setp, mov.f32, bra), preheader 22, one tile
+    // per 16 columns: 2 ld.global + 2 st.shared + bar, 16 x (2 ld.shared + fma), bar and 5 loop
+    // instructions = 59, exit 7 (address, st.global, ret): 44 + 59 T with T = N / 16.
+    let e = run(
+        &fixture("basics.nvcc-sm75.ptx"),
+        "matmul_tiled",
+        [4, 4, 1],
+        [16, 16, 1],
+        &["3=64"],
+    )
+    .unwrap();
+    assert!(
+        counts(&e).iter().all(|&c| c == 44 + 59 * 4),
+        "{:?}",
+        counts(&e)
+    );
+    let s = e.warps[0].summary();
+    // 34 shared requests per tile; a warp is two rows of 16: the B-tile reads are broadcast in
+    // pairs, the A-tile reads hit two words in banks 0 and 16, the stores 32 consecutive words:
+    // no conflict anywhere.
+    assert_eq!(s.shared_requests, 34 * 4);
+    assert_eq!(s.shared_bank_conflict_ways, 1);
+    assert_eq!(s.barriers, 2 * 4);
+}
