@@ -431,3 +431,55 @@ fn matmul_tiled_counts_and_conflict_free_shared_tiles() {
     assert_eq!(s.shared_bank_conflict_ways, 1);
     assert_eq!(s.barriers, 2 * 4);
 }
+
+#[test]
+fn every_fixture_kernel_emulates_without_panicking() {
+    // Every kernel of every fixture, every scalar parameter 64 (floats 0.5), two launch shapes:
+    // the emulator must finish or return an error, never panic or run away.
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/ptx");
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "ptx"))
+        .collect();
+    files.sort();
+    let mut ran = 0;
+    for p in files {
+        let text = std::fs::read_to_string(&p).unwrap();
+        let (m, _) = parse(&text);
+        for f in m.entries() {
+            let args: Vec<String> = f
+                .params
+                .iter()
+                .enumerate()
+                .filter(|(_, q)| {
+                    q.array.is_none() && !matches!(q.ty.as_str(), "u64" | "b64" | "s64")
+                })
+                .map(|(k, q)| {
+                    if q.ty.starts_with('f') {
+                        format!("{k}=0.5")
+                    } else {
+                        format!("{k}=64")
+                    }
+                })
+                .collect();
+            for (grid, block) in [([3, 1, 1], [64, 1, 1]), ([2, 3, 1], [16, 8, 1])] {
+                let opts = Options {
+                    step_budget: 200_000,
+                    sampling: Sampling::Classes,
+                };
+                let r = emulate(&m, &f.name, LaunchDims { grid, block }, &args, opts);
+                // Errors must name the cause: gaussian_filter and landmark_similarity with a
+                // radius of 64 run (2 * 64 + 1)^2 or ^3 iterations and hit the budget.
+                if let Err(err) = &r {
+                    assert!(err.is_usage() && !err.to_string().is_empty());
+                }
+                if let Ok(e) = &r {
+                    assert!(!e.warps.is_empty());
+                }
+                ran += 1;
+            }
+        }
+    }
+    assert!(ran >= 40, "only {ran} emulations ran");
+}
