@@ -12,7 +12,9 @@
 //!   for the expected latency of its sectors (L1 hit, L2 hit, DRAM by the cache simulation), the
 //!   latency scaled by `max warps per SM / active warps` (SPEC.md: bandwidth sharing). A shared
 //!   access holds the shared-memory path for one cycle per conflict way. A barrier waits for
-//!   every unfinished warp of its block.
+//!   every unfinished warp of its block. Global loads issued back to back merge into one
+//!   operation (their latencies overlap); a load whose address depends on the one before it is
+//!   not told apart, so pointer chasing is timed optimistically.
 //! - Fig 2's rule: before each operation a warp checks the resource; if busy it waits until it
 //!   frees, then locks it and reports the operation's latency; the timer advances to the smallest
 //!   pending report (an event queue ordered by time, ties by warp). Requests are served in the
