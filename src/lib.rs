@@ -6,10 +6,12 @@
 
 pub mod cli;
 pub mod device;
+pub mod emulate;
 pub mod error;
 pub mod eval;
 pub mod explore;
 pub mod fit;
+pub mod memory;
 pub mod model;
 pub mod ptx;
 pub mod workload;

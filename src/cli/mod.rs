@@ -13,9 +13,11 @@ mod lslag;
 mod measurements;
 mod occupancy;
 mod predict;
+mod ptx_predict;
 mod puchala;
 mod puchala_plot;
 mod reproduce;
+mod trace;
 
 use std::path::{Path, PathBuf};
 
@@ -70,6 +72,8 @@ pub enum Command {
     Best(explore::BestArgs),
     /// Two kernels across a space (time ratios), or GPUs ranked for one kernel, with SVG charts.
     Compare(explore::CompareArgs),
+    /// Emulate the warps of one PTX kernel launch: instructions, coalescing, bank conflicts.
+    Trace(trace::TraceArgs),
 }
 
 /// Parses the process arguments and runs the command.
@@ -97,6 +101,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Compare(a) => explore::run_compare(&a),
         Command::Calibrate(a) => evaluate::run_calibrate(&a),
         Command::Evaluate(a) => evaluate::run_evaluate(&a),
+        Command::Trace(a) => trace::run(&a),
     }
 }
 

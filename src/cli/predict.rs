@@ -11,7 +11,9 @@ use super::DeviceSelection;
 use crate::error::{Error, Result};
 
 /// The models `predict --model` accepts.
-pub const MODELS: &[&str] = &["roofline", "mwp-cwp", "hong-kim", "wu", "puchala", "lslag"];
+pub const MODELS: &[&str] = &[
+    "roofline", "mwp-cwp", "hong-kim", "wu", "puchala", "lslag", "trace", "all",
+];
 
 #[derive(Debug, Args)]
 pub struct PredictArgs {
@@ -101,6 +103,9 @@ pub fn run(args: &PredictArgs) -> Result<()> {
     let model = args.model.as_str();
     if let Some(cal) = &args.calibration {
         return super::evaluate::run_predict_calibrated(args, cal);
+    }
+    if super::ptx_predict::wants_ptx(model, args) {
+        return super::ptx_predict::run(model, args);
     }
     match model {
         "roofline" => run_roofline(args),

@@ -10,6 +10,7 @@
 
 pub mod catalogue;
 pub mod import;
+pub mod latencies;
 pub mod limits;
 pub mod microbenchmarks;
 pub mod occupancy;
@@ -118,6 +119,9 @@ pub struct DeviceFile {
     /// Free-form notes shown by `device show`.
     #[serde(default)]
     pub notes: Vec<String>,
+    /// Latency overrides for the trace model (`latencies::FIELDS`), with their source.
+    #[serde(default)]
+    pub latencies: Option<latencies::LatencyOverride>,
 }
 
 /// A device ready for the models: the file's values with the compute-capability limits resolved.
@@ -148,6 +152,9 @@ pub struct Device {
     /// Source of every value, by field name.
     pub sources: BTreeMap<String, String>,
     pub notes: Vec<String>,
+    /// Latency overrides of the device file (the trace model's defaults are per architecture).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latencies: Option<latencies::LatencyOverride>,
 }
 
 fn serialize_cc<S: serde::Serializer>(cc: &ComputeCapability, s: S) -> Result<S::Ok, S::Error> {
@@ -237,6 +244,9 @@ impl Device {
             sources.insert(k.clone(), v.clone());
         }
 
+        if let Some(l) = &file.latencies {
+            l.validate()?;
+        }
         if let Some(m) = &file.microbenchmarks {
             m.validate()?;
             for bench in m.latency_cycles.keys() {
@@ -269,6 +279,7 @@ impl Device {
             microbenchmarks: file.microbenchmarks,
             sources,
             notes: file.notes,
+            latencies: file.latencies,
         })
     }
 

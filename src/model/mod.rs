@@ -4,6 +4,7 @@
 //! inputs give the same prediction. A model that lacks an input returns `Error::MissingInput`
 //! naming it; any default it does use is listed in the prediction's `notes`.
 
+pub mod from_trace;
 pub mod hong_kim;
 pub mod lsla;
 pub mod lslag;
@@ -11,6 +12,7 @@ pub mod microbench;
 pub mod mwp_cwp;
 pub mod puchala;
 pub mod roofline;
+pub mod trace_sim;
 pub mod wu;
 
 use serde::Serialize;

@@ -7,6 +7,7 @@ pub mod analytical;
 pub mod counters;
 pub mod params;
 pub mod program;
+pub mod trace;
 
 use serde::Serialize;
 

@@ -1,0 +1,102 @@
+//! Speed of the trace path (issue 7): a `trace` prediction for a kernel of about 50,000 dynamic
+//! instructions per warp in at most 10 ms, and emulation of a 1,000-block stencil launch in at
+//! most 50 ms.
+//!
+//! Kernels: `dwt_matrix` with K = 4542 taps (28 + 11 K = 49,990 instructions per warp) on a V100,
+//! 1280 blocks of 256 threads (a full round of 8 blocks = 64 warps per SM) and 80 blocks (one
+//! block of 8 warps per SM); `fdtd_o2` on a 1280 x 100 x 16 grid in 40 x 25 = 1,000 blocks of
+//! 32 x 4 threads, sampled (first/interior/last blocks) and every block.
+
+use std::hint::black_box;
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use kerneltime::device::catalogue;
+use kerneltime::device::latencies::for_device;
+use kerneltime::emulate::{emulate, LaunchDims, Options, Sampling};
+use kerneltime::model::trace_sim::{predict, KernelResources};
+use kerneltime::ptx::parse;
+
+const FIX: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/ptx");
+
+fn bench(c: &mut Criterion) {
+    let dwt = std::fs::read_to_string(format!("{FIX}/dwt.nvcc-sm75.ptx")).unwrap();
+    let (m, _) = parse(&dwt);
+    let launch = LaunchDims {
+        grid: [1280, 1, 1],
+        block: [256, 1, 1],
+    };
+    let args: Vec<String> = vec!["3=327680".into(), "4=4542".into()];
+    let dev = catalogue::find("V100").unwrap().clone();
+    let lat = for_device(&dev).unwrap();
+    let res = KernelResources {
+        registers_per_thread: 32,
+        shared_bytes_per_block: 0,
+    };
+    let em = emulate(&m, "dwt_matrix", launch, &args, Options::default()).unwrap();
+    assert_eq!(em.warps[0].ops.len(), 28 + 11 * 4542);
+    let mut g = c.benchmark_group("trace");
+    g.sample_size(10);
+    g.bench_function("trace_model_50k_instr_per_warp_64_warps", |b| {
+        b.iter(|| {
+            predict(black_box(&dev), black_box(&em), res, &lat)
+                .unwrap()
+                .0
+                .time_us
+        })
+    });
+    // The same kernel with one block per SM (80 blocks on 80 SMs): a round of 8 warps.
+    let small = LaunchDims {
+        grid: [80, 1, 1],
+        block: [256, 1, 1],
+    };
+    let em_small = emulate(&m, "dwt_matrix", small, &args, Options::default()).unwrap();
+    g.bench_function("trace_model_50k_instr_per_warp_8_warps", |b| {
+        b.iter(|| {
+            predict(black_box(&dev), black_box(&em_small), res, &lat)
+                .unwrap()
+                .0
+                .time_us
+        })
+    });
+    g.bench_function("emulate_dwt_50k_instr_per_warp_24_warps", |b| {
+        b.iter(|| {
+            emulate(&m, "dwt_matrix", launch, &args, Options::default())
+                .unwrap()
+                .warps
+                .len()
+        })
+    });
+
+    let fdtd = std::fs::read_to_string(format!("{FIX}/fdtd.nvcc-sm75.ptx")).unwrap();
+    let (f, _) = parse(&fdtd);
+    // 1,000 blocks: 40 x 25 blocks of 32 x 4 threads cover a 1280 x 100 plane; nz = 16.
+    let launch = LaunchDims {
+        grid: [40, 25, 1],
+        block: [32, 4, 1],
+    };
+    let args: Vec<String> = vec!["5=1280".into(), "6=100".into(), "7=16".into()];
+    g.bench_function("emulate_fdtd_o2_1000_blocks_sampled", |b| {
+        b.iter(|| {
+            emulate(&f, "fdtd_o2", launch, &args, Options::default())
+                .unwrap()
+                .warps
+                .len()
+        })
+    });
+    let all = Options {
+        sampling: Sampling::All,
+        ..Options::default()
+    };
+    g.bench_function("emulate_fdtd_o2_1000_blocks_every_block", |b| {
+        b.iter(|| {
+            emulate(&f, "fdtd_o2", launch, &args, all)
+                .unwrap()
+                .warps
+                .len()
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -1,0 +1,108 @@
+//! `predict --ptx FILE --entry NAME --grid .. --block .. [--arg ..] [--resources LOG]`: the
+//! `trace` model and every other model from the same emulated kernel (`--model all` shows them
+//! side by side with the spread between them as an uncertainty band).
+//!
+//! Reads flags and files, prints; the work is `emulate` and `model::from_trace`.
+
+use super::predict::PredictArgs;
+use super::print_json;
+use super::trace::emulate_file;
+use crate::emulate::Options;
+use crate::error::{Error, Result};
+use crate::model::from_trace::{predict_models, PtxRequest, PTX_MODELS};
+use crate::ptx::resources::parse_report;
+
+/// Whether `predict --model MODEL` takes the PTX path with these flags.
+pub fn wants_ptx(model: &str, args: &PredictArgs) -> bool {
+    model == "trace" || model == "all" || (args.ptx.is_some() && PTX_MODELS.contains(&model))
+}
+
+pub fn run(model: &str, args: &PredictArgs) -> Result<()> {
+    let models: Vec<&str> = if model == "all" {
+        PTX_MODELS.to_vec()
+    } else {
+        vec![model]
+    };
+    let need = |v: &Option<String>, flag: &str, what: &str| {
+        v.clone().ok_or_else(|| {
+            Error::missing(
+                flag,
+                format!("the {model} model from PTX needs {flag} {what}"),
+            )
+        })
+    };
+    let ptx = args.ptx.as_ref().ok_or_else(|| {
+        Error::missing(
+            "--ptx",
+            format!("the {model} model reads a kernel: --ptx FILE.ptx --entry NAME --grid X[,Y,Z] --block X[,Y,Z]"),
+        )
+    })?;
+    let entry = need(&args.entry, "--entry", "NAME")?;
+    let grid = need(&args.grid, "--grid", "X[,Y,Z]")?;
+    let block = need(&args.block, "--block", "X[,Y,Z]")?;
+    let device = args.device.resolve()?;
+    let resources = match &args.resources {
+        Some(p) => {
+            let all = parse_report(&super::read_text(p)?);
+            if all.is_empty() {
+                return Err(Error::file(
+                    p,
+                    "is neither a ptxas -v / NVRTC log nor cuobjdump -res-usage output",
+                ));
+            }
+            Some(
+                all.into_iter()
+                    .find(|r| r.name == entry)
+                    .ok_or_else(|| Error::file(p, format!("has no entry for kernel `{entry}`")))?,
+            )
+        }
+        None => None,
+    };
+    let em = emulate_file(ptx, &entry, &grid, &block, &args.args, Options::default())?;
+    let req = PtxRequest {
+        resources,
+        t_p_us: args.t_p_us,
+        t_m_cycles: args.t_m_cycles,
+    };
+    let report = predict_models(&device, &em, &models, &req)?;
+    if args.json {
+        if models.len() == 1 {
+            return print_json(&report.predictions[0]);
+        }
+        return print_json(&report);
+    }
+    println!(
+        "{} on {}: grid {:?}, block {:?}",
+        report.entry, report.device, report.launch.grid, report.launch.block
+    );
+    for p in &report.predictions {
+        println!("  {:<10} {:>14.3} us", p.model, p.time_us);
+    }
+    for e in &report.errors {
+        println!("  {:<10} not run: {}", e.model, e.error);
+    }
+    if let Some(b) = &report.band {
+        println!(
+            "  band       {:.3} .. {:.3} us (geometric mean {:.3} us, max/min {:.2})",
+            b.min_us, b.max_us, b.geometric_mean_us, b.spread_ratio
+        );
+    }
+    let m = &report.mix;
+    println!(
+        "  per warp   {:.1} instructions, {:.1} global ld, {:.1} st, {:.2} sectors/request, L1 hit {:.3}, L2 hit {:.3}, ILP {:.2}, MLP {:.2}",
+        m.inst, m.global_loads, m.global_stores, m.sectors_per_request, m.l1_hit_ratio, m.l2_hit_ratio, m.ilp, m.mlp
+    );
+    let mut shown = std::collections::HashSet::new();
+    let single = models.len() == 1;
+    let extra = report
+        .predictions
+        .iter()
+        .filter(|_| single)
+        .flat_map(|p| p.notes.iter());
+    for n in report.notes.iter().chain(extra) {
+        if shown.insert(n.as_str()) {
+            println!("  note: {n}");
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,156 @@
+//! `kerneltime trace FILE.ptx --entry NAME --grid X[,Y,Z] --block X[,Y,Z] [--arg NAME=VALUE]`:
+//! emulates the sampled warps of one launch and prints, per warp in launch order, its dynamic
+//! instruction count, global requests and sectors, shared requests and bank conflicts, and notes.
+//!
+//! Reading files and printing only; the emulation is `emulate`, the counting `workload::trace`.
+
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+use serde_json::json;
+
+use super::print_json;
+use crate::emulate::{emulate, Emulation, LaunchDims, Options, Sampling};
+use crate::error::{Error, Result};
+use crate::ptx::ast::Module;
+use crate::ptx::diag::Severity;
+use crate::ptx::parse_bytes;
+
+#[derive(Debug, Args)]
+pub struct TraceArgs {
+    /// The PTX file.
+    #[arg(value_name = "FILE.ptx")]
+    pub file: PathBuf,
+    /// The kernel to emulate.
+    #[arg(long)]
+    pub entry: String,
+    /// Grid dimensions X[,Y,Z].
+    #[arg(long)]
+    pub grid: String,
+    /// Block dimensions X[,Y,Z].
+    #[arg(long)]
+    pub block: String,
+    /// A kernel argument NAME=VALUE (PTX name, name without the kernel prefix, or position).
+    #[arg(long = "arg", value_name = "NAME=VALUE")]
+    pub args: Vec<String>,
+    /// Emulate every block instead of the first/interior/last classes.
+    #[arg(long)]
+    pub all_blocks: bool,
+    /// Most instructions one warp may issue before the emulation stops with an error.
+    #[arg(long, default_value_t = crate::emulate::DEFAULT_STEP_BUDGET)]
+    pub step_budget: u64,
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Reads and parses a PTX file; a parse error inside `entry` is an error naming its line.
+pub fn load_ptx(path: &Path, entry: &str) -> Result<Module> {
+    let meta =
+        std::fs::metadata(path).map_err(|e| Error::file(path, format!("cannot read: {e}")))?;
+    if meta.len() > super::analyze::MAX_PTX_BYTES {
+        return Err(Error::file(path, "is too large for a PTX file"));
+    }
+    let bytes = std::fs::read(path).map_err(|e| Error::file(path, format!("cannot read: {e}")))?;
+    let (module, diags) = parse_bytes(&bytes);
+    if let Some(f) = module
+        .functions
+        .iter()
+        .find(|f| f.name == entry && f.has_body)
+    {
+        let next = module
+            .functions
+            .iter()
+            .map(|g| g.line)
+            .filter(|&l| l > f.line)
+            .min()
+            .unwrap_or(u32::MAX);
+        if let Some(d) = diags
+            .items
+            .iter()
+            .find(|d| d.severity == Severity::Error && d.line >= f.line && d.line < next)
+        {
+            return Err(Error::file(
+                path,
+                format!("kernel `{entry}` has PTX the emulator cannot read: {d}"),
+            ));
+        }
+    }
+    Ok(module)
+}
+
+/// Parses the launch flags.
+pub fn launch_of(grid: &str, block: &str) -> Result<LaunchDims> {
+    Ok(LaunchDims {
+        grid: LaunchDims::parse_dims("--grid", grid)?,
+        block: LaunchDims::parse_dims("--block", block)?,
+    })
+}
+
+/// Emulates a file's kernel with default options.
+pub fn emulate_file(
+    path: &Path,
+    entry: &str,
+    grid: &str,
+    block: &str,
+    args: &[String],
+    opts: Options,
+) -> Result<Emulation> {
+    let launch = launch_of(grid, block)?;
+    let module = load_ptx(path, entry)?;
+    emulate(&module, entry, launch, args, opts)
+}
+
+pub fn run(a: &TraceArgs) -> Result<()> {
+    if a.step_budget == 0 {
+        return Err(Error::invalid("--step-budget", "must be at least 1"));
+    }
+    let opts = Options {
+        step_budget: a.step_budget,
+        sampling: if a.all_blocks {
+            Sampling::All
+        } else {
+            Sampling::Classes
+        },
+    };
+    let em = emulate_file(&a.file, &a.entry, &a.grid, &a.block, &a.args, opts)?;
+    let warps: Vec<_> = em.warps.iter().map(|w| w.summary()).collect();
+    if a.json {
+        return print_json(&json!({
+            "entry": em.entry,
+            "launch": em.launch,
+            "params": em.params,
+            "sampled_blocks": em.sampled_blocks,
+            "warps": warps,
+            "notes": em.notes,
+        }));
+    }
+    println!(
+        "{}: grid {:?}, block {:?}, {} sampled blocks",
+        em.entry,
+        em.launch.grid,
+        em.launch.block,
+        em.sampled_blocks.len()
+    );
+    println!(
+        "{:>14} {:>5} {:>8} {:>7} {:>8} {:>7} {:>8} {:>7} {:>5}",
+        "block", "warp", "instr", "ld.req", "ld.sect", "st.req", "st.sect", "sh.req", "ways"
+    );
+    for w in &warps {
+        println!(
+            "{:>14} {:>5} {:>8} {:>7} {:>8} {:>7} {:>8} {:>7} {:>5}",
+            format!("{},{},{}", w.block[0], w.block[1], w.block[2]),
+            w.warp,
+            w.dynamic_instructions,
+            w.global_load_requests,
+            w.global_load_sectors,
+            w.global_store_requests,
+            w.global_store_sectors,
+            w.shared_requests,
+            w.shared_bank_conflict_ways
+        );
+    }
+    for n in &em.notes {
+        println!("note: {n}");
+    }
+    Ok(())
+}

@@ -1,0 +1,706 @@
+//! Every model from one kernel: the inputs of `mwp-cwp`, `hong-kim` and `wu`, and the `puchala`
+//! kernel program, derived from the same warp traces, cache simulation and latency table the
+//! `trace` model uses.
+//!
+//! Per-warp quantities are means over the sampled warps, each weighted by the number of blocks
+//! its block stands for. ILP and MLP come from a dependency analysis of the traces in windows of
+//! [`WINDOW`] issued instructions (instructions in a window divided by the longest dependency
+//! chain in it; for MLP only global/local loads count along the chain). The departure delay is
+//! derived from the device, `32 B / (DRAM bytes per clock per SM)` per sector, since no modern
+//! measurement exists (shared/data/latencies/arch_latencies.md). Every such choice is a note.
+//!
+//! Pure: no I/O. It does not evaluate the models.
+
+use std::collections::HashMap;
+
+use crate::device::latencies::Latencies;
+use crate::device::Device;
+use crate::emulate::{Emulation, NO_REG};
+use crate::memory::cache::CacheResult;
+use crate::workload::analytical::{HongKimInputs, MwpCwpInputs, RepRounding, SyncFactor, WuInputs};
+use crate::workload::program::{Op, Program};
+use crate::workload::trace::{LatencyClass, MemSpace, TraceOp, WarpTrace};
+
+/// Instructions per window of the ILP/MLP analysis.
+pub const WINDOW: usize = 64;
+
+/// Per-warp figures of a kernel launch, from its traces.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct TraceMix {
+    pub inst: f64,
+    /// Instructions that are not memory accesses or barriers.
+    pub comp_inst: f64,
+    pub global_loads: f64,
+    pub global_stores: f64,
+    pub shared_accesses: f64,
+    pub local_accesses: f64,
+    pub barriers: f64,
+    /// Sectors per global request (transactions per request).
+    pub sectors_per_request: f64,
+    /// Global requests whose sectors are the minimum their lanes need (per warp).
+    pub coalesced_requests: f64,
+    pub uncoalesced_requests: f64,
+    /// Mean sectors of an uncoalesced request (1 when there are none).
+    pub sectors_per_uncoalesced_request: f64,
+    /// Mean conflict ways over shared accesses (1 = none).
+    pub bank_conflict_ways_mean: f64,
+    /// Mean bytes per lane over global accesses.
+    pub bytes_per_lane: f64,
+    /// Sum of dependent-issue latencies of the non-memory instructions, cycles per warp.
+    pub comp_cycles: f64,
+    pub ilp: f64,
+    pub mlp: f64,
+    pub l1_hit_ratio: f64,
+    pub l2_hit_ratio: f64,
+    /// Expected latency of a global load, cycles (L1/L2/DRAM by the hit ratios).
+    pub global_load_latency: f64,
+}
+
+fn latency_of(l: &Latencies, c: LatencyClass) -> f64 {
+    match c {
+        LatencyClass::IntMul => l.int_mul,
+        LatencyClass::IntDiv => l.int_div,
+        LatencyClass::Fp32 => l.fp32,
+        LatencyClass::Fp64 => l.fp64,
+        LatencyClass::Special => l.special,
+        LatencyClass::Convert => l.convert,
+        LatencyClass::Param | LatencyClass::ConstLoad => l.const_,
+        _ => l.int,
+    }
+}
+
+/// ILP and MLP of one trace by windowed dependency chains.
+fn ilp_mlp(w: &WarpTrace, em: &Emulation) -> (f64, f64) {
+    let (mut ilp_sum, mut ilp_n, mut mlp_sum, mut mlp_n) = (0.0, 0usize, 0.0, 0usize);
+    let mut writer: HashMap<u16, (u32, u32)> = HashMap::new();
+    for chunk in w.ops.chunks(WINDOW) {
+        writer.clear();
+        let (mut max_depth, mut max_mdepth, mut loads) = (1u32, 0u32, 0u32);
+        for op in chunk {
+            let Some(r) = em.regs.get(op.instr as usize) else {
+                continue;
+            };
+            let (mut d, mut md) = (0u32, 0u32);
+            for s in r.src.iter().filter(|&&s| s != NO_REG) {
+                if let Some(&(pd, pmd)) = writer.get(s) {
+                    d = d.max(pd);
+                    md = md.max(pmd);
+                }
+            }
+            let is_load = matches!(
+                op.latency,
+                LatencyClass::GlobalLoad | LatencyClass::LocalLoad
+            );
+            let d = d + 1;
+            let md = md + u32::from(is_load);
+            if is_load {
+                loads += 1;
+            }
+            max_depth = max_depth.max(d);
+            max_mdepth = max_mdepth.max(md);
+            for x in r.dst.iter().filter(|&&x| x != NO_REG) {
+                writer.insert(*x, (d, md));
+            }
+        }
+        ilp_sum += chunk.len() as f64 / f64::from(max_depth);
+        ilp_n += 1;
+        if loads > 0 {
+            mlp_sum += f64::from(loads) / f64::from(max_mdepth.max(1));
+            mlp_n += 1;
+        }
+    }
+    let ilp = if ilp_n == 0 {
+        1.0
+    } else {
+        ilp_sum / ilp_n as f64
+    };
+    let mlp = if mlp_n == 0 {
+        1.0
+    } else {
+        mlp_sum / mlp_n as f64
+    };
+    (ilp.max(1.0), mlp.max(1.0))
+}
+
+/// The per-warp mix of a launch, weighted by the blocks each sampled block stands for.
+pub fn mix(em: &Emulation, cache: &CacheResult, lat: &Latencies) -> TraceMix {
+    let weight_of: HashMap<u64, f64> = em
+        .sampled_blocks
+        .iter()
+        .map(|b| (b.linear, b.represents as f64))
+        .collect();
+    let mut m = TraceMix {
+        inst: 0.0,
+        comp_inst: 0.0,
+        global_loads: 0.0,
+        global_stores: 0.0,
+        shared_accesses: 0.0,
+        local_accesses: 0.0,
+        barriers: 0.0,
+        sectors_per_request: 1.0,
+        coalesced_requests: 0.0,
+        uncoalesced_requests: 0.0,
+        sectors_per_uncoalesced_request: 1.0,
+        bank_conflict_ways_mean: 1.0,
+        bytes_per_lane: 4.0,
+        comp_cycles: 0.0,
+        ilp: 1.0,
+        mlp: 1.0,
+        l1_hit_ratio: cache.l1_hit_ratio,
+        l2_hit_ratio: cache.l2_hit_ratio,
+        global_load_latency: 0.0,
+    };
+    let (mut wsum, mut sectors, mut requests, mut unc_sectors, mut unc_n) =
+        (0.0, 0.0, 0.0, 0.0, 0.0);
+    let (mut ways, mut shared_n, mut bytes) = (0.0, 0.0, 0.0);
+    let (mut ilp, mut mlp) = (0.0, 0.0);
+    for w in &em.warps {
+        let wt = weight_of.get(&w.block_linear).copied().unwrap_or(1.0);
+        wsum += wt;
+        m.inst += wt * w.ops.len() as f64;
+        for op in &w.ops {
+            if op.access == TraceOp::NO_ACCESS
+                && !op.latency.is_memory()
+                && op.latency != LatencyClass::Barrier
+            {
+                m.comp_inst += wt;
+                m.comp_cycles += wt * latency_of(lat, op.latency);
+            }
+            if op.latency == LatencyClass::Barrier {
+                m.barriers += wt;
+            }
+        }
+        for a in &w.accesses {
+            match a.space {
+                MemSpace::Global => {
+                    if a.store {
+                        m.global_stores += wt;
+                    } else {
+                        m.global_loads += wt;
+                    }
+                    let need = (u64::from(a.lanes) * u64::from(a.bytes_per_lane)).div_ceil(32) + 1;
+                    sectors += wt * f64::from(a.sectors);
+                    requests += wt;
+                    bytes += wt * f64::from(a.bytes_per_lane);
+                    if u64::from(a.sectors) <= need {
+                        m.coalesced_requests += wt;
+                    } else {
+                        m.uncoalesced_requests += wt;
+                        unc_sectors += wt * f64::from(a.sectors);
+                        unc_n += wt;
+                    }
+                }
+                MemSpace::Shared => {
+                    m.shared_accesses += wt;
+                    ways += wt * f64::from(a.bank_ways.max(1));
+                    shared_n += wt;
+                }
+                MemSpace::Local => m.local_accesses += wt,
+                MemSpace::Const => {}
+            }
+        }
+        let (i, l) = ilp_mlp(w, em);
+        ilp += wt * i;
+        mlp += wt * l;
+    }
+    let wsum = if wsum > 0.0 { wsum } else { 1.0 };
+    for v in [
+        &mut m.inst,
+        &mut m.comp_inst,
+        &mut m.global_loads,
+        &mut m.global_stores,
+        &mut m.shared_accesses,
+        &mut m.local_accesses,
+        &mut m.barriers,
+        &mut m.coalesced_requests,
+        &mut m.uncoalesced_requests,
+        &mut m.comp_cycles,
+    ] {
+        *v /= wsum;
+    }
+    if requests > 0.0 {
+        m.sectors_per_request = (sectors / requests).max(1.0);
+        m.bytes_per_lane = bytes / requests;
+    }
+    if unc_n > 0.0 {
+        m.sectors_per_uncoalesced_request = unc_sectors / unc_n;
+    }
+    if shared_n > 0.0 {
+        m.bank_conflict_ways_mean = ways / shared_n;
+    }
+    m.ilp = ilp / wsum;
+    m.mlp = mlp / wsum;
+    let (h1, h2) = (cache.l1_hit_ratio, cache.l2_hit_ratio);
+    m.global_load_latency =
+        h1 * lat.l1_hit + (1.0 - h1) * (h2 * lat.l2_hit + (1.0 - h2) * lat.dram);
+    m
+}
+
+/// Launch-level figures the analytical inputs share.
+#[derive(Debug, Clone, Copy)]
+pub struct LaunchFigures {
+    pub blocks: f64,
+    pub threads_per_block: f64,
+    pub warps_per_block: f64,
+    /// Active blocks per SM (occupancy, limited by the blocks each SM gets).
+    pub active_blocks_per_sm: f64,
+    pub registers_per_thread: f64,
+    pub shared_bytes_per_block: f64,
+}
+
+/// Per-sector departure delay, cycles: 32 bytes at the device's DRAM bytes per clock per SM.
+pub fn departure_delay_cycles(d: &Device) -> f64 {
+    let bytes_per_clk_sm =
+        d.memory_bandwidth_gbs * 1e3 / d.core_clock_mhz / f64::from(d.sm_count.max(1));
+    32.0 / bytes_per_clk_sm.max(1e-9)
+}
+
+/// MWP-CWP (parra2016) inputs.
+pub fn mwp_cwp(
+    d: &Device,
+    m: &TraceMix,
+    lf: &LaunchFigures,
+    lat: &Latencies,
+) -> (MwpCwpInputs, Vec<String>) {
+    let active_sms = f64::from(d.sm_count).min(lf.blocks).max(1.0);
+    let h1 = m.l1_hit_ratio;
+    let h2 = m.l2_hit_ratio;
+    let i = MwpCwpInputs {
+        inst: m.inst.max(1.0),
+        mem_inst: m.global_loads + m.global_stores + m.local_accesses,
+        total_warps: lf.blocks * lf.warps_per_block,
+        active_sms,
+        avg_inst_lat: if m.comp_inst > 0.0 {
+            m.comp_cycles / m.comp_inst
+        } else {
+            lat.int
+        },
+        ilp: m.ilp,
+        n: (lf.active_blocks_per_sm * lf.warps_per_block).max(1.0),
+        warp_size: 32.0,
+        simd_width: f64::from(d.cores_per_sm),
+        dram_lat: lat.dram,
+        avg_trans_warp: m.sectors_per_request.max(1.0),
+        departure_delay: departure_delay_cycles(d),
+        miss_ratio_l2: (1.0 - h1) * (1.0 - h2),
+        hit_lat_l2: lat.l2_hit,
+        miss_ratio_l1: 1.0 - h1,
+        hit_lat_l1: lat.l1_hit,
+        freq_ghz: d.core_clock_mhz / 1000.0,
+        data_size_bytes: m.bytes_per_lane.max(1.0),
+        mem_peak_bandwidth_gbs: d.memory_bandwidth_gbs,
+        mlp: m.mlp,
+        w_serial: 0.0,
+    };
+    let notes = vec![
+        format!("mwp-cwp inputs from the traces: inst {:.1}, mem_inst {:.1}, ILP {:.2}, MLP {:.2}, avg_trans_warp {:.2} sectors per request", i.inst, i.mem_inst, i.ilp, i.mlp, i.avg_trans_warp),
+        format!("miss_ratio_l1 {:.3}, miss_ratio_l2 (of all accesses) {:.3} from the LRU cache simulation; departure delay {:.2} cycles per sector from the DRAM bandwidth", i.miss_ratio_l1, i.miss_ratio_l2, i.departure_delay),
+    ];
+    (i, notes)
+}
+
+/// Hong and Kim 2009 inputs.
+pub fn hong_kim(
+    d: &Device,
+    m: &TraceMix,
+    lf: &LaunchFigures,
+    lat: &Latencies,
+) -> (HongKimInputs, Vec<String>) {
+    let delay = departure_delay_cycles(d);
+    let abps = lf.active_blocks_per_sm.max(1.0);
+    let i = HongKimInputs {
+        warp_size: 32.0,
+        issue_cycles: 32.0
+            / (f64::from(d.cores_per_sm) / f64::from(d.warp_schedulers_per_sm.max(1))),
+        freq_ghz: d.core_clock_mhz / 1000.0,
+        mem_bandwidth_gbs: d.memory_bandwidth_gbs,
+        mem_ld: lat.dram,
+        departure_del_uncoal: delay,
+        departure_del_coal: 4.0 * delay,
+        threads_per_block: lf.threads_per_block,
+        blocks: lf.blocks,
+        active_sms: f64::from(d.sm_count).min(lf.blocks / abps).max(1.0),
+        active_blocks_per_sm: abps,
+        comp_insts: m.comp_inst + m.shared_accesses,
+        uncoal_mem_insts: m.uncoalesced_requests,
+        coal_mem_insts: m.coalesced_requests + m.local_accesses,
+        synch_insts: m.barriers,
+        uncoal_per_mw: m.sectors_per_uncoalesced_request.max(1.0),
+        load_bytes_per_warp: 32.0 * m.bytes_per_lane.max(1.0),
+        sync_factor: SyncFactor::Npwb,
+        rep_rounding: RepRounding::None,
+    };
+    let notes = vec![
+        format!("hong-kim inputs from the traces: comp {:.1} (shared accesses counted as computation), coalesced {:.1}, uncoalesced {:.1} ({:.2} sectors each), synch {:.1}", i.comp_insts, i.coal_mem_insts, i.uncoal_mem_insts, i.uncoal_per_mw, i.synch_insts),
+        format!("departure delays {:.2} (uncoalesced, per sector) and {:.2} (coalesced, 4 sectors) cycles from the DRAM bandwidth; Mem_LD = DRAM latency {} cycles", i.departure_del_uncoal, i.departure_del_coal, lat.dram),
+    ];
+    (i, notes)
+}
+
+/// wu2019 inputs.
+pub fn wu(
+    d: &Device,
+    m: &TraceMix,
+    lf: &LaunchFigures,
+    lat: &Latencies,
+    spills: Option<(u64, u64)>,
+) -> (WuInputs, Vec<String>) {
+    let l = &d.limits;
+    let mut notes = vec![format!(
+        "wu inputs from the traces: Comp_cycles {:.1}, global {:.1}, shared {:.1} (N_conf {:.2}), local {:.1}, sync {:.1}; Mem_L_global {:.1} cycles from the cache simulation",
+        m.comp_cycles,
+        m.global_loads + m.global_stores,
+        m.shared_accesses,
+        m.bank_conflict_ways_mean,
+        m.local_accesses,
+        m.barriers,
+        m.global_load_latency
+    )];
+    if let Some((st, ld)) = spills {
+        if st + ld > 0 {
+            notes.push(format!(
+                "the resource report lists {st} bytes of spill stores and {ld} bytes of spill loads; the traced local accesses ({:.1} per thread) include them",
+                m.local_accesses
+            ));
+        }
+    }
+    let i = WuInputs {
+        comp_cycles: m.comp_cycles.max(1.0),
+        mem_insts_global: m.global_loads + m.global_stores,
+        mem_insts_shared: m.shared_accesses,
+        mem_insts_local: m.local_accesses,
+        n_conf: m.bank_conflict_ways_mean.max(1.0),
+        sync_insts: m.barriers,
+        mem_l_global: m.global_load_latency,
+        mem_l_shared: lat.shared_load,
+        departure_delay: departure_delay_cycles(d),
+        threads_per_block: lf.threads_per_block,
+        warp_size: 32.0,
+        n_ws: f64::from(d.warp_schedulers_per_sm),
+        max_b: f64::from(l.max_blocks_per_sm),
+        max_w: f64::from(l.max_warps_per_sm),
+        max_r: f64::from(l.registers_per_sm),
+        reg_per_thread: lf.registers_per_thread,
+        max_smem_bytes: f64::from(l.shared_memory_per_sm_bytes),
+        smem_used_bytes: lf.shared_bytes_per_block,
+        smem_unit_bytes: f64::from(l.shared_memory_allocation_unit_bytes.max(1)),
+        n_b: lf.blocks,
+        n_sm: f64::from(d.sm_count),
+        freq_mhz: d.core_clock_mhz,
+        comu_bytes: 0.0,
+        comu_bw_gbs: None,
+        max_threads_per_block: Some(f64::from(l.max_threads_per_block)),
+    };
+    (i, notes)
+}
+
+/// The puchala2022 kernel program of one warp's trace: runs of instructions without a global
+/// access become `calc` periods of `n - 1 + 10` cycles (the paper's rule), each global load a
+/// `load` of the expected load latency, each global store a `store` of the L1 latency (stores do
+/// not wait for DRAM). The trace is dynamic, so loops appear unrolled with their real trip counts.
+pub fn puchala_program(w: &WarpTrace, load_cycles: f64, store_cycles: f64) -> Program {
+    let mut ops = Vec::new();
+    let mut calc = 0u64;
+    let flush = |ops: &mut Vec<Op>, calc: &mut u64| {
+        if *calc > 0 {
+            ops.push(Op::Calc(crate::ptx::program::calc_period_cycles(*calc)));
+            *calc = 0;
+        }
+    };
+    for op in &w.ops {
+        match op.latency {
+            LatencyClass::GlobalLoad => {
+                flush(&mut ops, &mut calc);
+                ops.push(Op::Load(load_cycles));
+            }
+            LatencyClass::GlobalStore => {
+                flush(&mut ops, &mut calc);
+                ops.push(Op::Store(store_cycles));
+            }
+            _ => calc += 1,
+        }
+    }
+    flush(&mut ops, &mut calc);
+    Program { ops }
+}
+
+/// The models `predict --ptx` can run, in the order `--model all` runs them.
+pub const PTX_MODELS: &[&str] = &["trace", "mwp-cwp", "hong-kim", "wu", "puchala"];
+
+/// Free parameters and resources for [`predict_models`].
+#[derive(Debug, Clone, Default)]
+pub struct PtxRequest {
+    /// From a ptxas / NVRTC / cuobjdump report, when given.
+    pub resources: Option<crate::ptx::resources::KernelResources>,
+    /// puchala2022 `t_p` (microseconds) and `t_m` (cycles); else the device profile's entry for
+    /// a kernel of the same name.
+    pub t_p_us: Option<f64>,
+    pub t_m_cycles: Option<f64>,
+}
+
+/// A model that could not run on this kernel.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ModelError {
+    pub model: String,
+    pub error: String,
+}
+
+/// The spread of the models' times: the uncertainty band.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Band {
+    pub min_us: f64,
+    pub max_us: f64,
+    pub geometric_mean_us: f64,
+    /// max / min.
+    pub spread_ratio: f64,
+    pub models: usize,
+}
+
+/// Every requested model on one kernel launch.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ModelsReport {
+    pub entry: String,
+    pub device: String,
+    pub launch: crate::emulate::LaunchDims,
+    pub mix: TraceMix,
+    pub predictions: Vec<crate::model::Prediction>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub errors: Vec<ModelError>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub band: Option<Band>,
+    pub notes: Vec<String>,
+}
+
+/// Runs `models` on an emulated launch. With one model its error is returned; with several,
+/// failures are listed in `errors` and the others still run.
+pub fn predict_models(
+    device: &Device,
+    em: &Emulation,
+    models: &[&str],
+    req: &PtxRequest,
+) -> crate::error::Result<ModelsReport> {
+    use crate::error::Error;
+    use crate::model::{hong_kim as hk, mwp_cwp as mc, trace_sim, wu as wm};
+    let lat = crate::device::latencies::for_device(device)?;
+    let mut notes = Vec::new();
+    let registers = match req.resources.as_ref().and_then(|r| r.registers) {
+        Some(r) => r as u32,
+        None => {
+            notes.push(
+                "no resource report (--resources): 32 registers per thread assumed for occupancy"
+                    .into(),
+            );
+            32
+        }
+    };
+    let shared = req
+        .resources
+        .as_ref()
+        .and_then(|r| r.shared_bytes)
+        .unwrap_or(em.shared_bytes_static) as u32;
+    let res = trace_sim::KernelResources {
+        registers_per_thread: registers,
+        shared_bytes_per_block: shared,
+    };
+    // The trace model also gives the cache simulation and occupancy the others use.
+    let (trace_pred, run) = trace_sim::predict(device, em, res, &lat)?;
+    let m = mix(em, &run.cache, &lat.values);
+    let lf = LaunchFigures {
+        blocks: em.launch.blocks() as f64,
+        threads_per_block: f64::from(em.launch.threads_per_block()),
+        warps_per_block: f64::from(em.launch.warps_per_block()),
+        active_blocks_per_sm: f64::from(run.blocks_in_round),
+        registers_per_thread: f64::from(registers),
+        shared_bytes_per_block: f64::from(shared),
+    };
+    let mut predictions = Vec::new();
+    let mut errors = Vec::new();
+    for &model in models {
+        let one: crate::error::Result<crate::model::Prediction> = match model {
+            "trace" => Ok(trace_pred.clone()),
+            "mwp-cwp" => {
+                let (i, n) = mwp_cwp(device, &m, &lf, &lat.values);
+                mc::predict(&i).map(|r| {
+                    let mut p = r.to_prediction(&device.name, device.cycles_to_us(r.t_exec));
+                    p.notes.extend(n);
+                    p
+                })
+            }
+            "hong-kim" => {
+                let (i, n) = hong_kim(device, &m, &lf, &lat.values);
+                hk::predict(&i).map(|r| {
+                    let mut p = r
+                        .to_prediction(&device.name, device.cycles_to_us(r.exec_cycles_with_synch));
+                    p.notes.extend(n);
+                    p
+                })
+            }
+            "wu" => {
+                let spills = req.resources.as_ref().map(|r| {
+                    (
+                        r.spill_store_bytes.unwrap_or(0),
+                        r.spill_load_bytes.unwrap_or(0),
+                    )
+                });
+                let (i, n) = wu(device, &m, &lf, &lat.values, spills);
+                wm::predict(&i).map(|r| {
+                    let mut p =
+                        r.to_prediction(&device.name, device.cycles_to_us(r.exec_cycles_sm));
+                    p.notes.extend(n);
+                    p
+                })
+            }
+            "puchala" => predict_puchala(device, em, &run, &m, &lat.values, req),
+            other => Err(Error::invalid(
+                "--model",
+                format!(
+                    "`{other}` cannot run from PTX; these can: {}, all",
+                    PTX_MODELS.join(", ")
+                ),
+            )),
+        };
+        match one {
+            Ok(mut p) => {
+                if p.launch.is_none() {
+                    p.launch = trace_pred.launch;
+                }
+                predictions.push(p);
+            }
+            Err(e) if models.len() == 1 => return Err(e),
+            Err(e) => errors.push(ModelError {
+                model: model.to_string(),
+                error: e.to_string(),
+            }),
+        }
+    }
+    let times: Vec<f64> = predictions
+        .iter()
+        .map(|p| p.time_us)
+        .filter(|t| t.is_finite() && *t > 0.0)
+        .collect();
+    let band = (times.len() > 1).then(|| {
+        let min = times.iter().copied().fold(f64::INFINITY, f64::min);
+        let max = times.iter().copied().fold(0.0, f64::max);
+        let g = (times.iter().map(|t| t.ln()).sum::<f64>() / times.len() as f64).exp();
+        Band {
+            min_us: min,
+            max_us: max,
+            geometric_mean_us: g,
+            spread_ratio: max / min,
+            models: times.len(),
+        }
+    });
+    notes.extend(em.notes.iter().cloned());
+    Ok(ModelsReport {
+        entry: em.entry.clone(),
+        device: device.name.clone(),
+        launch: em.launch,
+        mix: m,
+        predictions,
+        errors,
+        band,
+        notes,
+    })
+}
+
+/// The device profile key of a kernel: `dwt_matrix` -> `dwt-matrix`; a key that prefixes the
+/// name also matches (`dwt_lattice_stage` -> `dwt-lattice`).
+fn profile_key<'d>(
+    device: &'d Device,
+    entry: &str,
+) -> Option<(&'d String, &'d crate::device::PuchalaParams)> {
+    let name = entry.replace('_', "-").to_lowercase();
+    device
+        .puchala
+        .iter()
+        .find(|(k, _)| **k == name)
+        .or_else(|| {
+            device
+                .puchala
+                .iter()
+                .find(|(k, _)| name.starts_with(k.as_str()))
+        })
+}
+
+fn predict_puchala(
+    device: &Device,
+    em: &Emulation,
+    run: &crate::model::trace_sim::TraceRun,
+    m: &TraceMix,
+    lat: &Latencies,
+    req: &PtxRequest,
+) -> crate::error::Result<crate::model::Prediction> {
+    use crate::error::Error;
+    use crate::model::puchala::{predict, KernelSpec, Request};
+    let profile = profile_key(device, &em.entry);
+    let mut notes = Vec::new();
+    let t_p = match (req.t_p_us, profile) {
+        (Some(v), _) => v,
+        (None, Some((k, p))) => {
+            notes.push(format!("t_p = {} us from the device profile's puchala.{k} entry", p.t_p_us));
+            p.t_p_us
+        }
+        (None, None) => {
+            return Err(Error::missing(
+                "--t-p",
+                format!("device `{}` has no puchala2022 profile for kernel `{}`; give --t-p US and --t-m CYCLES", device.name, em.entry),
+            ))
+        }
+    };
+    let t_m = match (req.t_m_cycles, profile) {
+        (Some(v), _) => v,
+        (None, Some((k, p))) => {
+            notes.push(format!(
+                "t_m = {} cycles from the device profile's puchala.{k} entry",
+                p.t_m_cycles
+            ));
+            p.t_m_cycles
+        }
+        (None, None) => {
+            return Err(Error::missing(
+                "--t-m",
+                format!(
+                    "device `{}` has no puchala2022 profile for kernel `{}`; give --t-m CYCLES",
+                    device.name, em.entry
+                ),
+            ))
+        }
+    };
+    let rep = em
+        .warps
+        .iter()
+        .filter(|w| w.block_linear == run.representative_block)
+        .max_by_key(|w| w.ops.len())
+        .ok_or_else(|| Error::missing("trace", "no warp of the representative block"))?;
+    let program = puchala_program(rep, m.global_load_latency, lat.l1_hit);
+    let spec = KernelSpec {
+        name: em.entry.clone(),
+        program,
+        launch: crate::workload::program::LaunchSpec::default(),
+        builtin: None,
+    };
+    let params = crate::workload::params::ParamValues::default();
+    let mut p = predict(
+        device,
+        &Request {
+            kernel: &spec,
+            params: &params,
+            launch: Some((em.launch.blocks(), em.launch.threads_per_block())),
+            t_p_us: t_p,
+            t_m_cycles: t_m,
+        },
+    )?;
+    p = p
+        .with("program_ops", spec.program.ops.len())
+        .with("load_cycles", m.global_load_latency)
+        .with("store_cycles", lat.l1_hit);
+    notes.push(format!(
+        "kernel program from the longest warp of block {} ({} ops, loops unrolled by the emulation); loads {:.1} cycles (expected L1/L2/DRAM latency), stores {} cycles",
+        run.representative_block,
+        spec.program.ops.len(),
+        m.global_load_latency,
+        lat.l1_hit
+    ));
+    p.notes.extend(notes);
+    Ok(p)
+}

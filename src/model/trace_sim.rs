@@ -1,0 +1,547 @@
+//! The `trace` model (wang2019, SPEC.md section 4): one round of active blocks simulated on the
+//! warp pipeline of one SM, then scaled to the launch with eq 8.
+//!
+//! - Active blocks per SM: exact occupancy (`device::occupancy`), limited to the blocks each SM
+//!   actually gets (`ceil(blocks / N_SM)`): `n_round = min(N_awg, ceil(blocks / N_SM))`.
+//! - Traces: every block of the round replays the warps of the most representative sampled block
+//!   (the interior class). Runs of non-memory instructions form one *comp* operation (Fig 2's
+//!   "comp"): it holds the warp's scheduler for the sum of the issue intervals
+//!   (`32 / (results per clock per SM / schedulers)` per instruction) and the warp for the sum of
+//!   the dependent-issue latencies. A global or local access holds the SM's load/store path for
+//!   its transfer time (sectors through L1, missing sectors at the DRAM rate per SM) and the warp
+//!   for the expected latency of its sectors (L1 hit, L2 hit, DRAM by the cache simulation), the
+//!   latency scaled by `max warps per SM / active warps` (SPEC.md: bandwidth sharing). A shared
+//!   access holds the shared-memory path for one cycle per conflict way. A barrier waits for
+//!   every unfinished warp of its block. Global loads issued back to back merge into one
+//!   operation (their latencies overlap); a load whose address depends on the one before it is
+//!   not told apart, so pointer chasing is timed optimistically.
+//! - Fig 2's rule: before each operation a warp checks the resource; if busy it waits until it
+//!   frees, then locks it and reports the operation's latency; the timer advances to the smallest
+//!   pending report (an event queue ordered by time, ties by warp). Requests are served in the
+//!   order they are made.
+//! - Eq 8: `T = T_pipeline(n_round) * ceil(blocks / N_SM) / n_round`, cycles, then microseconds
+//!   via the device clock.
+//!
+//! Pure: no I/O. It does not emulate (see `emulate`) and does not add launch overhead.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use crate::device::latencies::Resolved as LatencyTable;
+use crate::device::occupancy::{occupancy, BlockResources};
+use crate::device::Device;
+use crate::emulate::Emulation;
+use crate::error::{Error, Result};
+use crate::memory::cache::{self, CacheResult};
+use crate::model::Prediction;
+use crate::workload::trace::{LatencyClass, MemSpace, TraceOp, WarpTrace};
+use crate::workload::Launch;
+
+/// The model's registry name.
+pub const MODEL: &str = "trace";
+
+/// Bytes per sector.
+const SECTOR: f64 = 32.0;
+/// L1 bandwidth per SM, bytes per clock (126-128 B/clk/SM on V100/A100/H100: arch_latencies.md).
+const L1_BYTES_PER_CLK: f64 = 128.0;
+
+/// What the kernel asks of an SM (from a resource report or defaults).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct KernelResources {
+    pub registers_per_thread: u32,
+    pub shared_bytes_per_block: u32,
+}
+
+/// One operation of the compressed trace.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum SimOp {
+    /// Holds the warp's scheduler for `occupy` cycles, the warp for `latency`.
+    Comp {
+        occupy: f64,
+        latency: f64,
+    },
+    /// Holds the load/store path for `occupy`, the warp for `latency`.
+    Global {
+        occupy: f64,
+        latency: f64,
+    },
+    Shared {
+        occupy: f64,
+        latency: f64,
+    },
+    Barrier,
+}
+
+/// Per-operation cycles derived from the latency table and the device.
+#[derive(Debug, Clone, Copy)]
+pub struct Costs {
+    pub schedulers: u32,
+    /// Issue interval per latency class: (dependent latency, scheduler cycles).
+    pub dram_cycles_per_sector: f64,
+    pub memory_latency_scale: f64,
+}
+
+fn class_costs(
+    l: &crate::device::latencies::Latencies,
+    schedulers: f64,
+    c: LatencyClass,
+) -> (f64, f64) {
+    let issue = |per_clk_sm: f64| (32.0 / (per_clk_sm / schedulers).max(1e-9)).max(1.0);
+    match c {
+        LatencyClass::Int | LatencyClass::Branch | LatencyClass::Other | LatencyClass::Warp => {
+            (l.int, issue(l.int_per_clk_sm))
+        }
+        LatencyClass::IntMul => (l.int_mul, issue(l.int_per_clk_sm)),
+        LatencyClass::IntDiv => (l.int_div, issue(l.int_per_clk_sm) * 8.0),
+        LatencyClass::Fp32 => (l.fp32, issue(l.fp32_per_clk_sm)),
+        LatencyClass::Fp64 => (l.fp64, issue(l.fp64_per_clk_sm)),
+        LatencyClass::Special => (l.special, issue(l.sfu_per_clk_sm)),
+        LatencyClass::Convert => (l.convert, issue(l.sfu_per_clk_sm)),
+        LatencyClass::Param | LatencyClass::ConstLoad => (l.const_, 1.0),
+        LatencyClass::Barrier => (0.0, 1.0),
+        // Memory classes are timed by the memory path; this is their issue slot.
+        _ => (l.int, 1.0),
+    }
+}
+
+/// Compresses one warp's trace into simulation operations.
+pub fn compress(
+    w: &WarpTrace,
+    hits: &[cache::AccessHits],
+    lat: &crate::device::latencies::Latencies,
+    costs: &Costs,
+) -> Vec<SimOp> {
+    let s = f64::from(costs.schedulers.max(1));
+    // Costs by the class's discriminant (`LatencyClass` is `repr(u8)` with fewer than 32 values).
+    let mut table = [(0.0f64, 0.0f64); 32];
+    for c in CLASSES {
+        table[*c as usize] = class_costs(lat, s, *c);
+    }
+    let mut out = Vec::with_capacity(w.ops.len() / 2 + 4);
+    let (mut occ, mut latn) = (0.0f64, 0.0f64);
+    let mut last_was_load = false;
+    let flush = |out: &mut Vec<SimOp>, occ: &mut f64, latn: &mut f64| {
+        if *occ > 0.0 || *latn > 0.0 {
+            out.push(SimOp::Comp {
+                occupy: *occ,
+                latency: *latn,
+            });
+            *occ = 0.0;
+            *latn = 0.0;
+        }
+    };
+    for op in &w.ops {
+        let acc = (op.access != TraceOp::NO_ACCESS).then(|| &w.accesses[op.access as usize]);
+        let is_global = acc.is_some_and(|a| matches!(a.space, MemSpace::Global | MemSpace::Local));
+        if !is_global {
+            last_was_load = false;
+        }
+        match (op.latency, acc) {
+            (LatencyClass::Barrier, _) => {
+                flush(&mut out, &mut occ, &mut latn);
+                out.push(SimOp::Barrier);
+            }
+            (_, Some(a)) if matches!(a.space, MemSpace::Global | MemSpace::Local) => {
+                flush(&mut out, &mut occ, &mut latn);
+                let h = hits.get(op.access as usize).copied().unwrap_or_default();
+                let (h1, h2) = (f64::from(h.l1), f64::from(h.l2));
+                let sectors = f64::from(a.sectors.max(1));
+                let to_dram = sectors * (1.0 - h1) * (1.0 - h2);
+                let occupy = (sectors * SECTOR / L1_BYTES_PER_CLK
+                    + to_dram * costs.dram_cycles_per_sector)
+                    .max(1.0);
+                let latency = if a.store {
+                    lat.l1_hit
+                } else {
+                    (h1 * lat.l1_hit + (1.0 - h1) * (h2 * lat.l2_hit + (1.0 - h2) * lat.dram))
+                        * costs.memory_latency_scale
+                };
+                // Loads issued back to back overlap (memory-level parallelism): they merge into
+                // one operation whose latency is the longest plus one issue cycle per extra load.
+                match out.last_mut() {
+                    Some(SimOp::Global {
+                        occupy: o,
+                        latency: l,
+                    }) if last_was_load && !a.store => {
+                        *o += occupy;
+                        *l = l.max(latency) + 1.0;
+                    }
+                    _ => out.push(SimOp::Global { occupy, latency }),
+                }
+                last_was_load = !a.store;
+                continue;
+            }
+            (_, Some(a)) if a.space == MemSpace::Shared => {
+                flush(&mut out, &mut occ, &mut latn);
+                let ways = f64::from(a.bank_ways.max(1));
+                out.push(SimOp::Shared {
+                    occupy: ways,
+                    latency: lat.shared_load + ways - 1.0,
+                });
+            }
+            (c, _) => {
+                let (l, i) = table[c as usize & 31];
+                occ += i;
+                latn += l;
+            }
+        }
+    }
+    flush(&mut out, &mut occ, &mut latn);
+    out
+}
+
+const CLASSES: &[LatencyClass] = &[
+    LatencyClass::Int,
+    LatencyClass::IntMul,
+    LatencyClass::Fp32,
+    LatencyClass::Fp64,
+    LatencyClass::Special,
+    LatencyClass::IntDiv,
+    LatencyClass::Convert,
+    LatencyClass::Branch,
+    LatencyClass::Barrier,
+    LatencyClass::Param,
+    LatencyClass::GlobalLoad,
+    LatencyClass::GlobalStore,
+    LatencyClass::SharedLoad,
+    LatencyClass::SharedStore,
+    LatencyClass::LocalLoad,
+    LatencyClass::LocalStore,
+    LatencyClass::ConstLoad,
+    LatencyClass::Atomic,
+    LatencyClass::Warp,
+    LatencyClass::Other,
+];
+
+/// The pipeline time of one round: `blocks` blocks of the given warp programs on one SM.
+/// Warp `k` of block `b` runs `warps[k]`; warps are spread over the schedulers round-robin.
+pub fn simulate_round(warps: &[Vec<SimOp>], blocks: usize, schedulers: u32) -> f64 {
+    let per_block = warps.len();
+    let n = per_block * blocks;
+    if n == 0 {
+        return 0.0;
+    }
+    let schedulers = schedulers.max(1) as usize;
+    let mut sched_free = vec![0.0f64; schedulers];
+    let (mut lsu_free, mut smem_free) = (0.0f64, 0.0f64);
+    let mut pos = vec![0usize; n];
+    let mut waiting = vec![false; n];
+    let mut arrived = vec![0usize; blocks];
+    let mut live = vec![per_block; blocks];
+    // Events ordered by (time, warp); the exact time is kept in `at`.
+    let key = |t: f64, w: usize| ((t * 16.0) as u64) << 12 | w as u64;
+    let mut at = vec![0.0f64; n];
+    // Integer divisions per event cost more than the rest of the step: precompute them.
+    let block_of: Vec<u32> = (0..n).map(|w| (w / per_block) as u32).collect();
+    let prog_of: Vec<u32> = (0..n).map(|w| (w % per_block) as u32).collect();
+    let sched_of: Vec<u32> = (0..n).map(|w| (w % schedulers) as u32).collect();
+    let mut heap: BinaryHeap<Reverse<u64>> = (0..n).map(|w| Reverse(key(0.0, w))).collect();
+    let mut end = 0.0f64;
+    let release = |b: usize,
+                   t: f64,
+                   waiting: &mut [bool],
+                   pos: &mut [usize],
+                   at: &mut [f64],
+                   heap: &mut BinaryHeap<Reverse<u64>>| {
+        for k in 0..per_block {
+            let w = b * per_block + k;
+            if waiting[w] {
+                waiting[w] = false;
+                pos[w] += 1;
+                at[w] = t;
+                heap.push(Reverse(key(t, w)));
+            }
+        }
+    };
+    while let Some(Reverse(kw)) = heap.pop() {
+        let w = (kw & 0xfff) as usize;
+        let t = at[w];
+        let b = block_of[w] as usize;
+        let prog = &warps[prog_of[w] as usize];
+        let Some(op) = prog.get(pos[w]) else {
+            end = end.max(t);
+            live[b] -= 1;
+            if live[b] > 0 && arrived[b] == live[b] {
+                arrived[b] = 0;
+                release(b, t, &mut waiting, &mut pos, &mut at, &mut heap);
+            }
+            continue;
+        };
+        let next = match *op {
+            SimOp::Barrier => {
+                waiting[w] = true;
+                arrived[b] += 1;
+                if arrived[b] == live[b] {
+                    arrived[b] = 0;
+                    release(b, t, &mut waiting, &mut pos, &mut at, &mut heap);
+                }
+                continue;
+            }
+            SimOp::Comp { occupy, latency } => {
+                let s = &mut sched_free[sched_of[w] as usize];
+                let start = t.max(*s);
+                *s = start + occupy;
+                start + latency.max(occupy)
+            }
+            SimOp::Global { occupy, latency } => {
+                let s = &mut sched_free[sched_of[w] as usize];
+                let issue = t.max(*s);
+                *s = issue + 1.0;
+                let start = issue.max(lsu_free);
+                lsu_free = start + occupy;
+                start + latency.max(occupy)
+            }
+            SimOp::Shared { occupy, latency } => {
+                let s = &mut sched_free[sched_of[w] as usize];
+                let issue = t.max(*s);
+                *s = issue + 1.0;
+                let start = issue.max(smem_free);
+                smem_free = start + occupy;
+                start + latency.max(occupy)
+            }
+        };
+        pos[w] += 1;
+        at[w] = next;
+        heap.push(Reverse(key(next, w)));
+    }
+    end
+}
+
+/// Everything the model computed besides the time.
+#[derive(Debug, Clone)]
+pub struct TraceRun {
+    pub active_blocks_per_sm: u32,
+    pub blocks_per_sm: u64,
+    pub blocks_in_round: u32,
+    pub warps_in_round: u32,
+    pub pipeline_cycles: f64,
+    pub cycles: f64,
+    pub cache: CacheResult,
+    pub memory_latency_scale: f64,
+    pub sim_ops_per_warp: f64,
+    pub representative_block: u64,
+}
+
+/// Predicts the launch's time from its emulation.
+pub fn predict(
+    device: &Device,
+    em: &Emulation,
+    res: KernelResources,
+    lat: &LatencyTable,
+) -> Result<(Prediction, TraceRun)> {
+    let launch = em.launch;
+    let threads = launch.threads_per_block();
+    let occ = occupancy(
+        device,
+        &BlockResources {
+            threads_per_block: threads,
+            registers_per_thread: res.registers_per_thread,
+            shared_memory_per_block_bytes: res.shared_bytes_per_block,
+        },
+    )?;
+    if occ.active_blocks_per_sm == 0 {
+        return Err(Error::Infeasible(format!(
+            "a block of {threads} threads with {} registers per thread and {} bytes of shared memory does not fit on an SM of {} (limited by {:?})",
+            res.registers_per_thread, res.shared_bytes_per_block, device.name, occ.limited_by
+        )));
+    }
+    let blocks = launch.blocks();
+    let blocks_per_sm = blocks.div_ceil(u64::from(device.sm_count.max(1)));
+    let n_round = u64::from(occ.active_blocks_per_sm)
+        .min(blocks_per_sm)
+        .max(1) as u32;
+    let warps_per_block = launch.warps_per_block();
+    let warps_in_round = n_round * warps_per_block;
+
+    // L1 = the on-chip memory that shared memory does not take.
+    let shared_used =
+        u64::from(occ.active_blocks_per_sm) * occ.allocated_shared_memory_per_block_bytes;
+    let l1_bytes = device.l1_shared_per_sm_bytes.saturating_sub(shared_used);
+    let l2_bytes = device.l2_cache_bytes / u64::from(device.sm_count.max(1));
+    let rep = em
+        .sampled_blocks
+        .iter()
+        .max_by_key(|b| (b.represents, std::cmp::Reverse(b.linear)))
+        .ok_or_else(|| Error::missing("trace", "the emulation sampled no block"))?;
+    let dram_bytes_per_clk_sm = device.memory_bandwidth_gbs * 1e3
+        / device.core_clock_mhz
+        / f64::from(device.sm_count.max(1));
+    let memory_latency_scale =
+        f64::from(device.limits.max_warps_per_sm) / f64::from(warps_in_round.max(1));
+    let costs = Costs {
+        schedulers: device.warp_schedulers_per_sm,
+        dram_cycles_per_sector: SECTOR / dram_bytes_per_clk_sm.max(1e-9),
+        memory_latency_scale,
+    };
+    // Caches: the warps of the representative block, as they share one SM's L1.
+    let rep_warps: Vec<&WarpTrace> = em
+        .warps
+        .iter()
+        .filter(|w| w.block_linear == rep.linear)
+        .collect();
+    let cache = cache::simulate(
+        &rep_warps,
+        (l1_bytes / 32) as usize,
+        (l2_bytes / 32) as usize,
+    );
+    let programs: Vec<Vec<SimOp>> = rep_warps
+        .iter()
+        .zip(&cache.hits)
+        .map(|(w, h)| compress(w, h, &lat.values, &costs))
+        .collect();
+    let sim_ops: usize = programs.iter().map(Vec::len).sum();
+    let pipeline_cycles =
+        simulate_round(&programs, n_round as usize, device.warp_schedulers_per_sm);
+    // eq 8 with N_awg limited to the blocks an SM gets.
+    let cycles = pipeline_cycles * blocks_per_sm as f64 / f64::from(n_round);
+    let time_us = device.cycles_to_us(cycles);
+    let mut p = Prediction::new(MODEL, &device.name, time_us);
+    p.cycles = Some(cycles);
+    p.launch = Some(Launch {
+        blocks,
+        threads_per_block: threads,
+        launches: 1,
+    });
+    let mean_instr =
+        em.warps.iter().map(|w| w.ops.len() as f64).sum::<f64>() / em.warps.len().max(1) as f64;
+    p = p
+        .with("pipeline_cycles_one_round", pipeline_cycles)
+        .with("active_blocks_per_sm", occ.active_blocks_per_sm)
+        .with(
+            "occupancy_limited_by",
+            serde_json::to_value(&occ.limited_by).unwrap_or_default(),
+        )
+        .with("blocks_per_sm", blocks_per_sm)
+        .with("blocks_in_round", n_round)
+        .with("warps_in_round", warps_in_round)
+        .with("representative_block", rep.linear)
+        .with(
+            "sim_ops_per_warp",
+            sim_ops as f64 / f64::from(warps_per_block.max(1)),
+        )
+        .with("dynamic_instructions_per_warp_mean", mean_instr)
+        .with("l1_hit_ratio", cache.l1_hit_ratio)
+        .with("l2_hit_ratio", cache.l2_hit_ratio)
+        .with("l1_bytes", l1_bytes)
+        .with("l2_bytes_per_sm", l2_bytes)
+        .with("memory_latency_scale", memory_latency_scale)
+        .with("dram_cycles_per_sector", costs.dram_cycles_per_sector)
+        .with("latency_architecture", lat.architecture.as_str())
+        .with(
+            "latencies_cycles",
+            serde_json::to_value(&lat.values).unwrap_or_default(),
+        )
+        .with(
+            "latency_sources",
+            serde_json::to_value(&lat.sources).unwrap_or_default(),
+        )
+        .with("core_clock_mhz", device.core_clock_mhz);
+    p.notes.push(format!(
+        "eq 8: {pipeline_cycles:.0} cycles for a round of {n_round} blocks x {blocks_per_sm} blocks per SM / {n_round}"
+    ));
+    p.notes.push(format!(
+        "every block of the round replays sampled block {} (the interior class); caches simulated over its {} warps",
+        rep.linear,
+        rep_warps.len()
+    ));
+    p.notes.push(format!(
+        "memory latency scaled by max warps / active warps = {} / {warps_in_round} = {memory_latency_scale:.3} (SPEC.md section 4)",
+        device.limits.max_warps_per_sm
+    ));
+    p.notes.push(format!(
+        "latencies of {} from data/latencies.toml (shared/data/latencies/arch_defaults.csv){}",
+        lat.architecture,
+        if device.latencies.is_some() {
+            ", with the device file's [latencies] overrides"
+        } else {
+            ""
+        }
+    ));
+    p.notes.extend(em.notes.iter().cloned());
+    Ok((
+        p,
+        TraceRun {
+            active_blocks_per_sm: occ.active_blocks_per_sm,
+            blocks_per_sm,
+            blocks_in_round: n_round,
+            warps_in_round,
+            pipeline_cycles,
+            cycles,
+            cache,
+            memory_latency_scale,
+            sim_ops_per_warp: sim_ops as f64 / f64::from(warps_per_block.max(1)),
+            representative_block: rep.linear,
+        },
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_warp_sums_latencies() {
+        // comp (latency 10) then a global access (latency 100): one warp takes 110 cycles.
+        let prog = vec![
+            SimOp::Comp {
+                occupy: 2.0,
+                latency: 10.0,
+            },
+            SimOp::Global {
+                occupy: 4.0,
+                latency: 100.0,
+            },
+        ];
+        assert_eq!(simulate_round(&[prog], 1, 4), 110.0);
+    }
+
+    #[test]
+    fn contention_serialises_a_shared_scheduler() {
+        // Two warps on one scheduler, each a comp holding it 8 cycles with latency 8: the second
+        // waits 8 cycles: ends at 16. On two schedulers they overlap: 8.
+        let prog = vec![SimOp::Comp {
+            occupy: 8.0,
+            latency: 8.0,
+        }];
+        assert_eq!(simulate_round(&[prog.clone(), prog.clone()], 1, 1), 16.0);
+        assert_eq!(simulate_round(&[prog.clone(), prog], 1, 2), 8.0);
+    }
+
+    #[test]
+    fn barrier_waits_for_the_block() {
+        // warp 0: comp 100 then barrier then comp 1; warp 1: barrier then comp 1 (2 schedulers).
+        // Both pass the barrier at 100 and end at 101.
+        let w0 = vec![
+            SimOp::Comp {
+                occupy: 1.0,
+                latency: 100.0,
+            },
+            SimOp::Barrier,
+            SimOp::Comp {
+                occupy: 1.0,
+                latency: 1.0,
+            },
+        ];
+        let w1 = vec![
+            SimOp::Barrier,
+            SimOp::Comp {
+                occupy: 1.0,
+                latency: 1.0,
+            },
+        ];
+        assert_eq!(simulate_round(&[w0.clone(), w1.clone()], 1, 2), 101.0);
+        // Two blocks: barriers are per block, so a second block changes nothing on 4 schedulers.
+        assert_eq!(simulate_round(&[w0, w1], 2, 4), 101.0);
+    }
+
+    #[test]
+    fn memory_path_is_shared_by_all_warps() {
+        // 4 warps each move 10 cycles' worth of data with latency 10: the load/store path
+        // serialises them: the last starts at 30 and ends at 40.
+        let prog = vec![SimOp::Global {
+            occupy: 10.0,
+            latency: 10.0,
+        }];
+        assert_eq!(simulate_round(&[prog], 4, 4), 40.0);
+    }
+}

@@ -1,0 +1,243 @@
+//! Per-warp execution traces (wang2019's "execution trace", made from PTX by `emulate`): the
+//! instructions one warp issues in order, each with its class and latency class, and one record
+//! per memory access with its coalescing and bank-conflict figures.
+//!
+//! Plain data and counting only. Producing traces is `emulate`; turning lane addresses into
+//! sectors, lines and bank conflicts is `memory`; timing them is `model::trace_sim`. Nothing here
+//! knows a device.
+
+use serde::Serialize;
+
+use crate::ptx::classify::{Class, Space};
+
+/// What kind of latency an instruction pays: the key into a latency table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[repr(u8)]
+pub enum LatencyClass {
+    /// Integer add, logic, shifts, compares, predicate logic, moves.
+    Int,
+    /// Integer multiply and multiply-add.
+    IntMul,
+    /// fp32 add, multiply and fma (also fp16).
+    Fp32,
+    Fp64,
+    /// Special-function unit: sin, cos, ex2, lg2, rcp, rsqrt, sqrt, floating-point divide.
+    Special,
+    /// Integer division and remainder (a multi-instruction sequence in SASS).
+    IntDiv,
+    Convert,
+    /// Branches, returns.
+    Branch,
+    Barrier,
+    /// Kernel-parameter reads (a constant-bank operand on the hardware).
+    Param,
+    GlobalLoad,
+    GlobalStore,
+    SharedLoad,
+    SharedStore,
+    /// Thread-private local memory (spills, stack arrays): goes through L1 like global memory.
+    LocalLoad,
+    LocalStore,
+    ConstLoad,
+    Atomic,
+    /// Shuffles, votes and other warp collectives.
+    Warp,
+    /// Everything else (tensor ops, fences, unknown opcodes): charged like an integer op.
+    Other,
+}
+
+impl LatencyClass {
+    /// Whether the class is a memory access that the memory model times.
+    pub fn is_memory(self) -> bool {
+        matches!(
+            self,
+            LatencyClass::GlobalLoad
+                | LatencyClass::GlobalStore
+                | LatencyClass::SharedLoad
+                | LatencyClass::SharedStore
+                | LatencyClass::LocalLoad
+                | LatencyClass::LocalStore
+                | LatencyClass::ConstLoad
+                | LatencyClass::Atomic
+        )
+    }
+
+    /// The latency class of an instruction class (memory by the space actually accessed is
+    /// decided by the emulator for generic addresses).
+    pub fn of(class: Class, opcode: &str, float: bool) -> LatencyClass {
+        match class {
+            Class::IntArith => match opcode {
+                "mul" | "mad" | "mul24" | "mad24" | "sad" => LatencyClass::IntMul,
+                "div" | "rem" => LatencyClass::IntDiv,
+                _ => LatencyClass::Int,
+            },
+            Class::Fp16Arith | Class::Fp32Arith | Class::Fma16 | Class::Fma32 => LatencyClass::Fp32,
+            Class::Fp64Arith | Class::Fma64 => LatencyClass::Fp64,
+            Class::Special => LatencyClass::Special,
+            Class::Convert => LatencyClass::Convert,
+            Class::Move | Class::Compare => LatencyClass::Int,
+            Class::Branch => LatencyClass::Branch,
+            Class::Barrier => LatencyClass::Barrier,
+            Class::Atomic => LatencyClass::Atomic,
+            Class::Warp => LatencyClass::Warp,
+            Class::Load(s) => match s {
+                Space::Param => LatencyClass::Param,
+                Space::Shared => LatencyClass::SharedLoad,
+                Space::Local => LatencyClass::LocalLoad,
+                Space::Const => LatencyClass::ConstLoad,
+                _ => LatencyClass::GlobalLoad,
+            },
+            Class::Store(s) => match s {
+                Space::Shared => LatencyClass::SharedStore,
+                Space::Local => LatencyClass::LocalStore,
+                _ => LatencyClass::GlobalStore,
+            },
+            _ => {
+                if float {
+                    LatencyClass::Fp32
+                } else {
+                    LatencyClass::Other
+                }
+            }
+        }
+    }
+}
+
+/// The memory a warp access touched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MemSpace {
+    Global,
+    Shared,
+    Local,
+    Const,
+}
+
+/// One warp-wide memory instruction (a *request*).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct MemAccess {
+    /// Index of the instruction in the function.
+    pub instr: u32,
+    pub space: MemSpace,
+    pub store: bool,
+    /// Lanes that took part.
+    pub lanes: u8,
+    /// Bytes each lane reads or writes.
+    pub bytes_per_lane: u16,
+    /// False when some lane's address was unknown (each such lane is counted as its own sector).
+    pub addresses_known: bool,
+    /// Distinct 32-byte sectors touched.
+    pub sectors: u32,
+    /// Distinct 128-byte lines touched.
+    pub lines: u32,
+    /// Shared memory: the largest number of distinct 4-byte words in one bank (1 = no conflict).
+    pub bank_ways: u32,
+    /// The sector addresses (global and local only) in `WarpTrace::sector_ids[start..end]`.
+    pub sector_start: u32,
+    pub sector_end: u32,
+}
+
+/// One issued instruction of a warp.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TraceOp {
+    /// Index of the instruction in the function.
+    pub instr: u32,
+    pub latency: LatencyClass,
+    /// Index into `WarpTrace::accesses`, or `u32::MAX` when the op is not a memory access.
+    pub access: u32,
+}
+
+impl TraceOp {
+    pub const NO_ACCESS: u32 = u32::MAX;
+}
+
+/// The trace of one emulated warp.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct WarpTrace {
+    /// Block index (x, y, z).
+    pub block: [u32; 3],
+    /// Linear block index in launch order (x fastest).
+    pub block_linear: u64,
+    /// Warp index inside the block.
+    pub warp: u32,
+    /// Threads of the block in this warp (32 except for a partial last warp).
+    pub threads: u32,
+    pub ops: Vec<TraceOp>,
+    pub accesses: Vec<MemAccess>,
+    pub sector_ids: Vec<u64>,
+    /// What the emulator could not know for this warp (data-dependent branches, ...).
+    pub notes: Vec<String>,
+}
+
+/// Counters of one warp trace, as `kerneltime trace` prints them.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct WarpSummary {
+    pub block: [u32; 3],
+    pub warp: u32,
+    pub threads: u32,
+    pub dynamic_instructions: u64,
+    pub global_load_requests: u64,
+    pub global_load_sectors: u64,
+    pub global_store_requests: u64,
+    pub global_store_sectors: u64,
+    pub global_load_lines: u64,
+    pub global_store_lines: u64,
+    pub shared_requests: u64,
+    pub shared_bank_conflict_ways: u32,
+    /// Extra shared-memory passes caused by conflicts: sum over accesses of (ways - 1).
+    pub shared_conflict_replays: u64,
+    pub local_requests: u64,
+    pub barriers: u64,
+    pub notes: Vec<String>,
+}
+
+impl WarpTrace {
+    /// The counters of the trace.
+    pub fn summary(&self) -> WarpSummary {
+        let mut s = WarpSummary {
+            block: self.block,
+            warp: self.warp,
+            threads: self.threads,
+            dynamic_instructions: self.ops.len() as u64,
+            notes: self.notes.clone(),
+            ..Default::default()
+        };
+        for op in &self.ops {
+            if op.latency == LatencyClass::Barrier {
+                s.barriers += 1;
+            }
+        }
+        for a in &self.accesses {
+            match (a.space, a.store) {
+                (MemSpace::Global, false) => {
+                    s.global_load_requests += 1;
+                    s.global_load_sectors += u64::from(a.sectors);
+                    s.global_load_lines += u64::from(a.lines);
+                }
+                (MemSpace::Global, true) => {
+                    s.global_store_requests += 1;
+                    s.global_store_sectors += u64::from(a.sectors);
+                    s.global_store_lines += u64::from(a.lines);
+                }
+                (MemSpace::Shared, _) => {
+                    s.shared_requests += 1;
+                    s.shared_bank_conflict_ways = s.shared_bank_conflict_ways.max(a.bank_ways);
+                    s.shared_conflict_replays += u64::from(a.bank_ways.saturating_sub(1));
+                }
+                (MemSpace::Local, _) => s.local_requests += 1,
+                (MemSpace::Const, _) => {}
+            }
+        }
+        s
+    }
+
+    /// Instructions per latency class.
+    pub fn class_counts(&self) -> std::collections::BTreeMap<LatencyClass, u64> {
+        let mut m = std::collections::BTreeMap::new();
+        for op in &self.ops {
+            *m.entry(op.latency).or_insert(0) += 1;
+        }
+        m
+    }
+}

@@ -1,0 +1,485 @@
+//! Warp emulation checks: dynamic instruction counts derived by hand from the PTX fixtures and
+//! trip counts, coalescing and bank conflicts of strided accesses, the conservative rule for
+//! data-dependent branches, and clear errors for runaway loops, missing arguments, bad launches
+//! and PTX that cannot be executed.
+
+use kerneltime::emulate::{emulate, Emulation, LaunchDims, Options, Sampling};
+use kerneltime::ptx::parse;
+
+fn fixture(name: &str) -> String {
+    let p = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/ptx/");
+    std::fs::read_to_string(format!("{p}{name}")).expect("fixture")
+}
+
+fn run(
+    ptx: &str,
+    entry: &str,
+    grid: [u32; 3],
+    block: [u32; 3],
+    args: &[&str],
+) -> kerneltime::Result<Emulation> {
+    let (m, _) = parse(ptx);
+    let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+    emulate(
+        &m,
+        entry,
+        LaunchDims { grid, block },
+        &args,
+        Options::default(),
+    )
+}
+
+fn counts(e: &Emulation) -> Vec<u64> {
+    e.warps.iter().map(|w| w.ops.len() as u64).collect()
+}
+
+#[test]
+fn dwt_matrix_counts_follow_the_trip_count() {
+    // Entry block 11 (5 ld.param, 3 mov, mad, setp, bra), K test 3 (setp, mov, bra), preheader 9,
+    // loop body 11 per tap (rem, mul.wide, add, 2 ld, fma, 3 add, setp, bra), store block 4, ret 1:
+    // 11 + 3 + 9 + 11 K + 4 + 1 = 28 + 11 K.
+    for k in [1u64, 8, 33] {
+        let kk = k.to_string();
+        let e = run(
+            &fixture("dwt.nvcc-sm75.ptx"),
+            "dwt_matrix",
+            [4, 1, 1],
+            [128, 1, 1],
+            &["3=512", &format!("4={kk}")],
+        )
+        .unwrap();
+        assert!(
+            counts(&e).iter().all(|&c| c == 28 + 11 * k),
+            "K={k}: {:?}",
+            counts(&e)
+        );
+        // two loads per tap, one store per thread.
+        let s = e.warps[0].summary();
+        assert_eq!(s.global_load_requests, 2 * k);
+        assert_eq!(s.global_store_requests, 1);
+    }
+    // Threads beyond N (param 3) return after the entry block: 11 + ret 1 = 12.
+    let e = run(
+        &fixture("dwt.nvcc-sm75.ptx"),
+        "dwt_matrix",
+        [4, 1, 1],
+        [128, 1, 1],
+        &["dwt_matrix_param_3=128", "param_4=8"],
+    )
+    .unwrap();
+    // Block 0 (threads 0..127) all compute; blocks 2 and 3 are beyond N = 128.
+    assert!(e.block_warps(0).all(|w| w.ops.len() == 28 + 88));
+    assert!(e.block_warps(3).all(|w| w.ops.len() == 12));
+}
+
+#[test]
+fn dwt_matrix_sectors_by_hand() {
+    // K = 8, N = 512: x[(i & ~1) + j] for lanes 0..31 covers words j..30+j: bytes 4j..4j+123,
+    // 4 sectors for j = 0, 1 and 5 for j = 2..7 -> 2*4 + 6*5 = 38; h[(i & 1) K + j] touches words
+    // j and 8 + j, 32 bytes apart: 2 sectors per tap -> 16. Total 54 sectors in 16 requests.
+    let e = run(
+        &fixture("dwt.nvcc-sm75.ptx"),
+        "dwt_matrix",
+        [4, 1, 1],
+        [128, 1, 1],
+        &["3=512", "4=8"],
+    )
+    .unwrap();
+    let s = e.warps[0].summary();
+    assert_eq!(s.global_load_sectors, 2 * 4 + 6 * 5 + 8 * 2);
+    // the store y[i] of 32 consecutive floats: 4 sectors.
+    assert_eq!(s.global_store_sectors, 4);
+}
+
+#[test]
+fn mtx_mul_vec_counts() {
+    // entry 6 (4 ld.param, setp, bra), setup 14, loop 9 per row element, ret 1: 21 + 9 N.
+    for n in [1u64, 16, 100] {
+        let e = run(
+            &fixture("mtx_mul_vec.nvcc-sm75.ptx"),
+            "mtx_mul_vec",
+            [2, 1, 1],
+            [64, 1, 1],
+            &[&format!("0={n}")],
+        )
+        .unwrap();
+        assert!(
+            counts(&e).iter().all(|&c| c == 21 + 9 * n),
+            "{:?}",
+            counts(&e)
+        );
+    }
+    // N = 0: the loop is skipped: 6 + ret 1.
+    let e = run(
+        &fixture("mtx_mul_vec.nvcc-sm75.ptx"),
+        "mtx_mul_vec",
+        [1, 1, 1],
+        [32, 1, 1],
+        &["0=0"],
+    )
+    .unwrap();
+    assert_eq!(counts(&e), vec![7]);
+}
+
+#[test]
+fn fdtd_o2_counts_boundary_and_interior() {
+    // Entry 26 (8 ld.param, 2 x (3 mov + mad), 3 setp, 3 or.pred, 2 add, bra), nz test 2,
+    // preheader 36, loop body 34 per z plane (nz - 2 planes: r18 runs 1 .. nz-2), ret 1:
+    // 65 + 34 (nz - 2). A warp whose lanes all sit on the y = 0 face returns at once: 26 + 1.
+    let args = ["5=64", "6=64", "7=10"];
+    let e = run(
+        &fixture("fdtd.nvcc-sm75.ptx"),
+        "fdtd_o2",
+        [2, 16, 1],
+        [32, 4, 1],
+        &args,
+    )
+    .unwrap();
+    let b0: Vec<u64> = e.block_warps(0).map(|w| w.ops.len() as u64).collect();
+    assert_eq!(b0, vec![27, 65 + 34 * 8, 65 + 34 * 8, 65 + 34 * 8]);
+    // 11 loads per plane in each interior warp: p[i], c[0], six neighbours, c[1], p_prev, vel2.
+    let w = e.block_warps(0).nth(1).unwrap().summary();
+    assert_eq!(w.global_load_requests, 11 * 8);
+    assert_eq!(w.global_store_requests, 8);
+    // Sampled blocks: x in {0, 1}, y in {0, 8, 15}: 6 blocks of 4 warps, in launch order.
+    assert_eq!(e.sampled_blocks.len(), 6);
+    assert_eq!(e.warps.len(), 24);
+    let order: Vec<u64> = e.sampled_blocks.iter().map(|b| b.linear).collect();
+    assert_eq!(order, vec![0, 1, 16, 17, 30, 31]);
+    let represented: u64 = e.sampled_blocks.iter().map(|b| b.represents).sum();
+    assert_eq!(represented, 32);
+}
+
+#[test]
+fn reduce_sum_divergence_and_barriers() {
+    // Per warp w of a 256-thread block (all threads in range): entry 10, load 4, shared store
+    // block 7, 8 tree steps of header 2 + latch 4, body 6 in the steps where 32 w < s
+    // (s = 128, 64, ..., 1): w0 8 steps, w1 2, w2 and w3 1, w4..w7 0; tail test 2; ret 1; warp 0
+    // also runs the final store (4) for lane 0.
+    let e = run(
+        &fixture("basics.nvcc-sm75.ptx"),
+        "reduce_sum",
+        [4, 1, 1],
+        [256, 1, 1],
+        &["2=100000"],
+    )
+    .unwrap();
+    let base = 10 + 4 + 7 + 8 * 6 + 2 + 1;
+    let want = [
+        base + 8 * 6 + 4,
+        base + 2 * 6,
+        base + 6,
+        base + 6,
+        base,
+        base,
+        base,
+        base,
+    ];
+    let got: Vec<u64> = e.block_warps(0).map(|w| w.ops.len() as u64).collect();
+    assert_eq!(got, want.to_vec());
+    // 1 + 8 barriers per warp.
+    assert!(e.warps.iter().all(|w| w.summary().barriers == 9));
+}
+
+const STRIDED: &str = r#"
+.version 7.0
+.target sm_75
+.address_size 64
+.visible .entry strided(.param .u64 p, .param .u32 stride)
+{
+    .reg .b32 %r<4>;
+    .reg .b64 %rd<4>;
+    .reg .f32 %f<2>;
+    ld.param.u64 %rd1, [p];
+    ld.param.u32 %r1, [stride];
+    mov.u32 %r2, %tid.x;
+    mul.lo.s32 %r3, %r2, %r1;
+    mul.wide.s32 %rd2, %r3, 4;
+    add.s64 %rd3, %rd1, %rd2;
+    ld.global.f32 %f1, [%rd3];
+    st.global.f32 [%rd3], %f1;
+    ret;
+}
+.visible .entry shstride(.param .u32 stride)
+{
+    .reg .b32 %r<6>;
+    .reg .f32 %f<2>;
+    .shared .align 4 .b8 buf[4096];
+    ld.param.u32 %r1, [stride];
+    mov.u32 %r2, %tid.x;
+    mul.lo.s32 %r3, %r2, %r1;
+    shl.b32 %r4, %r3, 2;
+    mov.u32 %r5, buf;
+    add.s32 %r5, %r5, %r4;
+    ld.shared.f32 %f1, [%r5];
+    ret;
+}
+.visible .entry datadep(.param .u64 p)
+{
+    .reg .pred %p<2>;
+    .reg .b32 %r<3>;
+    .reg .b64 %rd<2>;
+    .reg .f32 %f<2>;
+    ld.param.u64 %rd1, [p];
+    ld.global.f32 %f1, [%rd1];
+    setp.gt.f32 %p1, %f1, 0f00000000;
+    @%p1 bra SKIP;
+    add.s32 %r1, %r1, 1;
+    add.s32 %r1, %r1, 1;
+SKIP:
+    ret;
+}
+.visible .entry forever(.param .u32 n)
+{
+    .reg .b32 %r<3>;
+    mov.u32 %r1, 0;
+LOOP:
+    add.s32 %r1, %r1, 1;
+    bra.uni LOOP;
+}
+.visible .entry counted(.param .u32 n)
+{
+    .reg .pred %p<2>;
+    .reg .b32 %r<3>;
+    ld.param.u32 %r2, [n];
+    mov.u32 %r1, 0;
+LOOP:
+    add.s32 %r1, %r1, 1;
+    setp.lt.u32 %p1, %r1, %r2;
+    @%p1 bra LOOP;
+    ret;
+}
+.visible .entry jump(.param .u32 n)
+{
+    .reg .b32 %r<3>;
+    ld.param.u32 %r1, [n];
+    ts: .branchtargets A, B;
+    brx.idx %r1, ts;
+A:
+    ret;
+B:
+    ret;
+}
+"#;
+
+#[test]
+fn strided_global_sectors_per_request() {
+    // stride 1, 2, 4, 8, 32 floats: 128 B, 256 B, 512 B, 1 KB, 4 KB spans over 32 lanes with an
+    // aligned base: 4, 8, 16, 32 sectors, then one sector per lane = 32.
+    for (stride, sectors) in [(1, 4), (2, 8), (4, 16), (8, 32), (32, 32)] {
+        let e = run(
+            STRIDED,
+            "strided",
+            [1, 1, 1],
+            [32, 1, 1],
+            &[&format!("stride={stride}")],
+        )
+        .unwrap();
+        let s = e.warps[0].summary();
+        assert_eq!(
+            (s.global_load_requests, s.global_load_sectors),
+            (1, sectors),
+            "stride {stride}"
+        );
+        assert_eq!(
+            (s.global_store_requests, s.global_store_sectors),
+            (1, sectors),
+            "stride {stride}"
+        );
+    }
+}
+
+#[test]
+fn shared_bank_conflict_ways() {
+    // word stride 1: 32 banks, 1 way; 2: lanes l and l+16 share a bank: 2 ways; 32: one bank,
+    // 32 words: 32 ways.
+    for (stride, ways) in [(1, 1), (2, 2), (32, 32)] {
+        let e = run(
+            STRIDED,
+            "shstride",
+            [1, 1, 1],
+            [32, 1, 1],
+            &[&format!("0={stride}")],
+        )
+        .unwrap();
+        let s = e.warps[0].summary();
+        assert_eq!(
+            (s.shared_requests, s.shared_bank_conflict_ways),
+            (1, ways),
+            "stride {stride}"
+        );
+    }
+}
+
+#[test]
+fn data_dependent_branch_runs_both_paths_and_is_noted() {
+    // 6 instructions before SKIP (ld.param, ld, setp, bra, 2 add) + ret: all issue because the
+    // condition depends on loaded data; the note names the branch's line.
+    let e = run(STRIDED, "datadep", [1, 1, 1], [32, 1, 1], &[]).unwrap();
+    assert_eq!(counts(&e), vec![7]);
+    assert!(
+        e.notes.iter().any(|n| n.contains("data-dependent branch")),
+        "{:?}",
+        e.notes
+    );
+}
+
+#[test]
+fn runaway_loops_stop_with_an_error() {
+    let (m, _) = parse(STRIDED);
+    let opts = Options {
+        step_budget: 10_000,
+        sampling: Sampling::Classes,
+    };
+    let launch = LaunchDims {
+        grid: [1, 1, 1],
+        block: [32, 1, 1],
+    };
+    let err = emulate(&m, "forever", launch, &["n=1".into()], opts)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("more than 10000 instructions"), "{err}");
+    // A counted loop runs exactly: 2 + 3 n + 1 instructions.
+    let e = emulate(&m, "counted", launch, &["n=1000".into()], opts).unwrap();
+    assert_eq!(counts(&e), vec![2 + 3 * 1000 + 1]);
+    // ... and a huge count hits the budget instead of hanging.
+    let err = emulate(&m, "counted", launch, &["n=4000000000".into()], opts).unwrap_err();
+    assert!(err.is_usage());
+}
+
+#[test]
+fn missing_argument_bad_launch_and_unsupported_ptx_are_errors() {
+    let e = run(STRIDED, "strided", [1, 1, 1], [32, 1, 1], &[])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("`stride`") && e.contains("--arg"), "{e}");
+    let e = run(
+        STRIDED,
+        "strided",
+        [1, 1, 1],
+        [32, 1, 1],
+        &["stride=1", "bogus=3"],
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("bogus"), "{e}");
+    let e = run(STRIDED, "strided", [1, 1, 1], [2048, 1, 1], &["stride=1"])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("--block"), "{e}");
+    let e = run(STRIDED, "strided", [1, 70000, 1], [32, 1, 1], &["stride=1"])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("--grid"), "{e}");
+    let e = run(STRIDED, "nothere", [1, 1, 1], [32, 1, 1], &[])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("strided"), "{e}");
+    let e = run(STRIDED, "jump", [1, 1, 1], [32, 1, 1], &["n=0"])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("brx.idx"), "{e}");
+}
+
+#[test]
+fn partial_warps_and_every_block() {
+    // 48 threads: warp 1 has 16 lanes; stride-1 access by 16 lanes = 64 B = 2 sectors.
+    let (m, _) = parse(STRIDED);
+    let opts = Options {
+        sampling: Sampling::All,
+        ..Options::default()
+    };
+    let e = emulate(
+        &m,
+        "strided",
+        LaunchDims {
+            grid: [5, 1, 1],
+            block: [48, 1, 1],
+        },
+        &["stride=1".into()],
+        opts,
+    )
+    .unwrap();
+    assert_eq!(e.warps.len(), 10);
+    assert_eq!(e.warps[1].threads, 16);
+    assert_eq!(e.warps[1].summary().global_load_sectors, 2);
+}
+
+#[test]
+fn matmul_tiled_counts_and_conflict_free_shared_tiles() {
+    // Entry 15 (4 ld.param, 7 mov/shl/add, mul.lo, setp, mov.f32, bra), preheader 22, one tile
+    // per 16 columns: 2 ld.global + 2 st.shared + bar, 16 x (2 ld.shared + fma), bar and 5 loop
+    // instructions = 59, exit 7 (address, st.global, ret): 44 + 59 T with T = N / 16.
+    let e = run(
+        &fixture("basics.nvcc-sm75.ptx"),
+        "matmul_tiled",
+        [4, 4, 1],
+        [16, 16, 1],
+        &["3=64"],
+    )
+    .unwrap();
+    assert!(
+        counts(&e).iter().all(|&c| c == 44 + 59 * 4),
+        "{:?}",
+        counts(&e)
+    );
+    let s = e.warps[0].summary();
+    // 34 shared requests per tile; a warp is two rows of 16: the B-tile reads are broadcast in
+    // pairs, the A-tile reads hit two words in banks 0 and 16, the stores 32 consecutive words:
+    // no conflict anywhere.
+    assert_eq!(s.shared_requests, 34 * 4);
+    assert_eq!(s.shared_bank_conflict_ways, 1);
+    assert_eq!(s.barriers, 2 * 4);
+}
+
+#[test]
+fn every_fixture_kernel_emulates_without_panicking() {
+    // Every kernel of every fixture, every scalar parameter 64 (floats 0.5), two launch shapes:
+    // the emulator must finish or return an error, never panic or run away.
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/ptx");
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "ptx"))
+        .collect();
+    files.sort();
+    let mut ran = 0;
+    for p in files {
+        let text = std::fs::read_to_string(&p).unwrap();
+        let (m, _) = parse(&text);
+        for f in m.entries() {
+            let args: Vec<String> = f
+                .params
+                .iter()
+                .enumerate()
+                .filter(|(_, q)| {
+                    q.array.is_none() && !matches!(q.ty.as_str(), "u64" | "b64" | "s64")
+                })
+                .map(|(k, q)| {
+                    if q.ty.starts_with('f') {
+                        format!("{k}=0.5")
+                    } else {
+                        format!("{k}=64")
+                    }
+                })
+                .collect();
+            for (grid, block) in [([3, 1, 1], [64, 1, 1]), ([2, 3, 1], [16, 8, 1])] {
+                let opts = Options {
+                    step_budget: 200_000,
+                    sampling: Sampling::Classes,
+                };
+                let r = emulate(&m, &f.name, LaunchDims { grid, block }, &args, opts);
+                // Errors must name the cause: gaussian_filter and landmark_similarity with a
+                // radius of 64 run (2 * 64 + 1)^2 or ^3 iterations and hit the budget.
+                if let Err(err) = &r {
+                    assert!(err.is_usage() && !err.to_string().is_empty());
+                }
+                if let Ok(e) = &r {
+                    assert!(!e.warps.is_empty());
+                }
+                ran += 1;
+            }
+        }
+    }
+    assert!(ran >= 40, "only {ran} emulations ran");
+}
