@@ -622,3 +622,52 @@ fn roofline_sweep_equals_predict_roofline() {
         "sampled both compute- and memory-bound points"
     );
 }
+
+#[test]
+fn a_space_file_lists_calibrations_relative_to_itself() {
+    let dir = tmp("space-file");
+    wu_calibration(&dir.join("k40.toml"), "Tesla K40");
+    let example = wu_example();
+    std::fs::write(
+        dir.join("space.toml"),
+        format!(
+            "models = [\"wu\"]\ninputs = [{example:?}]\ndevices = [\"Tesla K40\"]\n\
+             params = [\"n_b=13,130\"]\ncalibrations = [\"k40.toml\", \"none\"]\n"
+        ),
+    )
+    .unwrap();
+    let from_file = dir.join("file.csv");
+    run_ok(&[
+        "sweep",
+        "--space",
+        dir.join("space.toml").to_str().unwrap(),
+        "-o",
+        from_file.to_str().unwrap(),
+    ]);
+    let rows = read_csv(&from_file);
+    let cals: Vec<&str> = rows.iter().map(|r| r["calibration"].as_str()).collect();
+    assert_eq!(cals, ["k40", "k40", "none", "none"]);
+    // The same space from flags gives the same file.
+    let from_flags = dir.join("flags.csv");
+    run_ok(&[
+        "sweep",
+        "--model",
+        "wu",
+        "--inputs",
+        &example,
+        "--device",
+        "Tesla K40",
+        "--param",
+        "n_b=13,130",
+        "--calibration",
+        dir.join("k40.toml").to_str().unwrap(),
+        "--calibration",
+        "none",
+        "-o",
+        from_flags.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        std::fs::read(&from_file).unwrap(),
+        std::fs::read(&from_flags).unwrap()
+    );
+}
