@@ -841,3 +841,114 @@ fn prepare_puchala(cx: &Context<'_>) -> Result<Prepared> {
         notes,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::device::catalogue;
+    use crate::fit::calibrate::{GroupCalibration, Model, Scope};
+
+    fn calibration(model: Model, device: &str, q: &[f64]) -> CalibrationFile {
+        let params: BTreeMap<String, f64> = calibrate::param_specs(model)
+            .iter()
+            .zip(q)
+            .map(|(s, v)| (s.name.to_string(), *v))
+            .collect();
+        CalibrationFile {
+            name: "cal".into(),
+            origin: "cal.toml".into(),
+            calibration: Calibration {
+                model,
+                scope: Scope::Device,
+                measurements: String::new(),
+                rows: 0,
+                folds: 0,
+                bootstrap: 0,
+                seed: 0,
+                objective: String::new(),
+                parameters: params.keys().cloned().collect(),
+                groups: vec![GroupCalibration {
+                    device: device.into(),
+                    kernel: None,
+                    n: 0,
+                    points: 0,
+                    params,
+                    intervals: BTreeMap::new(),
+                    mape_train: 0.0,
+                    max_error_train: 0.0,
+                    mape_cv: None,
+                    max_error_cv: None,
+                }],
+                notes: Vec::new(),
+            },
+        }
+    }
+
+    /// Sweeping any field of a calibrated analytical model gives what setting the field, then
+    /// applying the calibration, then running the model gives: the `CALIBRATED` lists decide
+    /// whether parameters are applied once or per point, and this checks them field by field
+    /// (dropping `comp_cycles` from wu's list makes it fail).
+    fn calibrated_fields_agree<T: Analytical>(file: &str, model: Model) {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/data/analytical/");
+        let text = std::fs::read_to_string(format!("{path}{file}")).unwrap();
+        let device = Arc::new(catalogue::find("Tesla K40").unwrap().clone());
+        let q = [1.5, 6.0, 1.25, 4.0];
+        let cal = calibration(model, &device.name, &q);
+        let base = T::resolve(&text, file, Some(&device)).unwrap().inputs;
+        let workload = Workload::Inputs {
+            name: "w".into(),
+            origin: file.into(),
+            text: text.clone(),
+        };
+        let mut ok = 0;
+        for (field, set) in T::FIELDS {
+            for v in [3.0, 48.0, 700.0] {
+                let axes = [field.to_string()];
+                let cx = Context {
+                    workload: &workload,
+                    device: Some(&device),
+                    axes: &axes,
+                    first_values: &[v],
+                    t_p_us: None,
+                    t_m_cycles: None,
+                    calibration: Some(&cal),
+                };
+                let prepared = prepare_analytical::<T>(&cx).unwrap();
+                let fast = prepared
+                    .evaluator
+                    .evaluate(&[v], &mut Scratch::default())
+                    .map(|o| o.time_us);
+                let mut i = base;
+                set(&mut i, v);
+                i.calibrate(&q);
+                let expected = i
+                    .run(Some(&device))
+                    .map(|(c, extra, _)| device.cycles_to_us(c) + extra + q[3]);
+                match (fast, expected) {
+                    (Ok(a), Ok(b)) => {
+                        assert_eq!(a, b, "{} {field} = {v}", T::MODEL);
+                        ok += 1;
+                    }
+                    (Err(_), Err(_)) => {}
+                    (a, b) => panic!("{} {field} = {v}: {a:?} vs {b:?}", T::MODEL),
+                }
+            }
+        }
+        assert!(ok >= T::FIELDS.len(), "{}: only {ok} points ran", T::MODEL);
+    }
+
+    #[test]
+    fn calibrated_sweeps_of_every_field_apply_parameters_after_the_point() {
+        calibrated_fields_agree::<WuInputs>("wu2019-example.toml", Model::Wu);
+        calibrated_fields_agree::<MwpCwpInputs>(
+            "parra2016-stencil-order2-8warps.toml",
+            Model::MwpCwp,
+        );
+        calibrated_fields_agree::<HongKimInputs>(
+            "hong-kim-2009-worked-example.toml",
+            Model::HongKim,
+        );
+    }
+}
