@@ -23,7 +23,7 @@ use crate::model::puchala::paper::GridPoint;
 #[derive(Debug, Clone, Args)]
 pub struct SpaceArgs {
     /// A space file (TOML: models, kernels, inputs, devices, device_files, params, t_p_us,
-    /// t_m_cycles); flags given as well replace its entries.
+    /// t_m_cycles, calibrations); flags given as well replace its entries.
     #[arg(long, value_name = "FILE.toml")]
     pub space: Option<PathBuf>,
     /// Models to run (repeat or comma-separate): roofline, wu, mwp-cwp, hong-kim, puchala.
