@@ -313,9 +313,7 @@ pub fn write_report(dir: &Path, e: &crate::eval::evaluate::Evaluation) -> Result
 /// `predict --calibration CAL.toml`: the model with the calibration's parameters for the device
 /// (and `--kernel`, when the calibration is per kernel).
 pub fn run_predict_calibrated(args: &super::predict::PredictArgs, cal_path: &Path) -> Result<()> {
-    use crate::fit::calibrate::{
-        apply_hong_kim, apply_mwp_cwp, apply_wu, calibrated_roofline_us, param_specs,
-    };
+    use crate::fit::calibrate::{apply_hong_kim, apply_mwp_cwp, apply_wu, param_specs};
     use crate::model::{hong_kim, mwp_cwp, roofline, wu, Prediction};
     use crate::workload::analytical::{HongKimInputs, MwpCwpInputs, WuInputs};
 
@@ -370,14 +368,7 @@ pub fn run_predict_calibrated(args: &super::predict::PredictArgs, cal_path: &Pat
         Model::Roofline => {
             let (text, o) = inputs_text("roofline")?;
             let i = roofline::RooflineInputs::from_toml(&text, &o)?;
-            let base = roofline::predict(&device, &i)?;
-            let mut p = Prediction::new(
-                "roofline",
-                &device.name,
-                calibrated_roofline_us(&device, &i, &q),
-            );
-            p.breakdown = base.breakdown;
-            p
+            crate::fit::calibrate::roofline_prediction(&device, &i, Some(&q))?
         }
         Model::MwpCwp => {
             let (text, o) = inputs_text("mwp-cwp")?;

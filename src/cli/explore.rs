@@ -1,7 +1,7 @@
 //! `kerneltime sweep`, `best` and `compare` on the command line: flags (or a `--space` TOML
 //! file) become a `SpaceSpec`, the library resolves and runs it, and this file prints the
 //! result and draws the charts (GPU ranking bars, ratio lines). Calibration files (issue 8) are
-//! not an axis yet: the registry's `prepare` is where they would enter.
+//! one more axis (`--calibration`), applied in the registry's `prepare`.
 
 use std::fmt::Write as _;
 use std::io::IsTerminal;
@@ -23,10 +23,10 @@ use crate::model::puchala::paper::GridPoint;
 #[derive(Debug, Clone, Args)]
 pub struct SpaceArgs {
     /// A space file (TOML: models, kernels, inputs, devices, device_files, params, t_p_us,
-    /// t_m_cycles); flags given as well replace its entries.
+    /// t_m_cycles, calibrations); flags given as well replace its entries.
     #[arg(long, value_name = "FILE.toml")]
     pub space: Option<PathBuf>,
-    /// Models to run (repeat or comma-separate): wu, mwp-cwp, hong-kim, puchala.
+    /// Models to run (repeat or comma-separate): roofline, wu, mwp-cwp, hong-kim, puchala.
     #[arg(long = "model", value_name = "NAME")]
     pub models: Vec<String>,
     /// puchala kernels: built-in names (dwt-matrix, dwt-lattice, mtx-mul-vec) or program files.
@@ -53,6 +53,10 @@ pub struct SpaceArgs {
     /// puchala2022 memory issue time t_m, cycles (else each device profile's value).
     #[arg(long = "t-m", value_name = "CYCLES")]
     pub t_m_cycles: Option<f64>,
+    /// A calibration file from `kerneltime calibrate`, or `none` (uncalibrated): each one a value
+    /// of the calibration axis, applied to the cells of the model it calibrates. Repeatable.
+    #[arg(long = "calibration", value_name = "CAL.toml|none")]
+    pub calibrations: Vec<String>,
     /// Refuse spaces of more points than this.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_POINTS)]
     pub max_points: u64,
@@ -70,6 +74,7 @@ impl SpaceArgs {
             params: self.params.clone(),
             t_p_us: self.t_p_us,
             t_m_cycles: self.t_m_cycles,
+            calibrations: self.calibrations.clone(),
         };
         Ok(match &self.space {
             Some(path) => SpaceSpec::load(path)?.overridden_by(flags),
@@ -234,10 +239,11 @@ fn best_text(r: &best::BestReport) -> String {
             Some(b) => {
                 let _ = writeln!(
                     s,
-                    "{}: best {} on {} with {} -> {} {} ({:.3} us)",
+                    "{}: best {} on {}{} with {} -> {} {} ({:.3} us)",
                     m.model,
                     b.kernel,
                     b.device,
+                    calibration_text(&b.calibration),
                     params_text(&b.params),
                     b.objective,
                     r.objective_unit,
@@ -246,9 +252,10 @@ fn best_text(r: &best::BestReport) -> String {
                 if let (Some(ru), Some(margin)) = (&m.runner_up, m.margin_percent) {
                     let _ = writeln!(
                         s,
-                        "  runner-up {} on {} with {} -> {} ({:+.3} %)",
+                        "  runner-up {} on {}{} with {} -> {} ({:+.3} %)",
                         ru.kernel,
                         ru.device,
+                        calibration_text(&ru.calibration),
                         params_text(&ru.params),
                         ru.objective,
                         margin
@@ -288,6 +295,15 @@ fn best_text(r: &best::BestReport) -> String {
         }
     }
     s
+}
+
+/// ` (calibrated with STEM)`, or nothing for an uncalibrated configuration.
+fn calibration_text(name: &str) -> String {
+    if name == "none" {
+        String::new()
+    } else {
+        format!(" (calibrated with {name})")
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -481,11 +497,11 @@ pub fn compare_kernels(space: &Space) -> Result<KernelComparison> {
         if cell_a.kernel != kernels[0] {
             continue;
         }
-        let Some(cb) = space
-            .cells
-            .iter()
-            .position(|c| c.kernel == kernels[1] && c.device == cell_a.device)
-        else {
+        let Some(cb) = space.cells.iter().position(|c| {
+            c.kernel == kernels[1]
+                && c.device == cell_a.device
+                && c.calibration == cell_a.calibration
+        }) else {
             continue;
         };
         for p in 0..per_cell {

@@ -203,6 +203,8 @@ pub struct Config {
     pub model: String,
     pub kernel: String,
     pub device: String,
+    /// The calibration file's stem, or `none`.
+    pub calibration: String,
     pub params: serde_json::Map<String, serde_json::Value>,
     pub objective: f64,
     pub time_us: f64,
@@ -343,6 +345,7 @@ pub fn search(
             model: c.model.to_string(),
             kernel: c.kernel.clone(),
             device: c.device.clone(),
+            calibration: c.calibration.clone(),
             params: space.params_json(index),
             objective,
             time_us,

@@ -1,4 +1,4 @@
-//! Design-space exploration: sweeps over models, kernels, devices and kernel parameters
+//! Design-space exploration: sweeps over models, kernels, devices, calibrations and kernel parameters
 //! (`space`, `sweep`), the model registry that prepares each (model, kernel, device) once
 //! (`registry`), and the search for the best configuration under constraints (`best`).
 //!

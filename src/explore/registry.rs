@@ -9,15 +9,27 @@
 //! [`Prediction`] with breakdown and notes for the few points a report shows. Both go through the
 //! same model functions, so they agree (tests check it).
 //!
-//! Adding a model is one entry in [`MODELS`] and one `prepare_*` function. A calibration file
-//! (issue 8) would be one more argument to `prepare` (the calibrated free parameters), so it plugs
-//! in as one more axis of cells. This module does no I/O beyond what the caller gives it as text.
+//! Adding a model is one entry in [`MODELS`] and one `prepare_*` function.
+//!
+//! Calibrations (issue 8, `kerneltime calibrate`) are one more axis of cells: `prepare` gets the
+//! calibration file of its cell (or none) and applies its parameters once, with the same
+//! functions `predict --calibration` and `evaluate` use (`fit::calibrate::apply_*`,
+//! `calibrated_roofline_us`, `roofline_prediction`), so the per-point path is as fast as the
+//! uncalibrated one. Only when a swept parameter is itself a calibrated field (e.g. wu's
+//! `comp_cycles`, which the calibration scales) are the parameters applied per point, after the
+//! swept value is set, because a scale must act on the point's value. A calibration for another
+//! model, or one without parameters for the cell's device (and kernel), is an error: the sweep
+//! never silently runs a cell uncalibrated under a calibration's name.
+//!
+//! This module does no I/O beyond what the caller gives it as text.
 
 use std::sync::Arc;
 
 use crate::device::Device;
 use crate::error::{Error, Result};
+use crate::fit::calibrate::{self, Calibration};
 use crate::model::puchala::{self, kernel_run, launch_heuristic, CoreProgram, KernelSpec, SmShape};
+use crate::model::roofline::{self, RooflineInputs};
 use crate::model::{hong_kim, mwp_cwp, wu, Prediction};
 use crate::workload::analytical::{HongKimInputs, MwpCwpInputs, Resolved, WuInputs};
 use crate::workload::params::ParamValues;
@@ -100,6 +112,76 @@ pub struct Context<'a> {
     /// puchala2022 free parameters given by flags (else the device profile's).
     pub t_p_us: Option<f64>,
     pub t_m_cycles: Option<f64>,
+    /// The cell's calibration (`None`: uncalibrated).
+    pub calibration: Option<&'a CalibrationFile>,
+}
+
+/// A calibration file on the sweep's calibration axis.
+#[derive(Debug, Clone)]
+pub struct CalibrationFile {
+    /// Shown in the `calibration` column (the file stem).
+    pub name: String,
+    /// Names the file in errors and notes.
+    pub origin: String,
+    pub calibration: Calibration,
+}
+
+impl CalibrationFile {
+    /// The parameter vector for `model` on a device and kernel, with the note that names them,
+    /// or an error of one sentence (wrong model, no device, device or kernel not covered).
+    pub fn params_for(
+        &self,
+        model: &str,
+        device: Option<&Device>,
+        kernel: &str,
+    ) -> Result<(Vec<f64>, String)> {
+        let cal = &self.calibration;
+        if cal.model.name() != model {
+            return Err(Error::invalid(
+                "--calibration",
+                format!(
+                    "{} calibrates {}, not {model}",
+                    self.origin,
+                    cal.model.name()
+                ),
+            ));
+        }
+        let device = device.ok_or_else(|| {
+            Error::missing(
+                "--device",
+                format!(
+                    "the calibration {} is per device: give --device to sweep with it",
+                    self.origin
+                ),
+            )
+        })?;
+        let q = cal.params_for(device, kernel).ok_or_else(|| {
+            let covered: Vec<String> = cal
+                .groups
+                .iter()
+                .map(|g| match &g.kernel {
+                    Some(k) => format!("{} ({k})", g.device),
+                    None => g.device.clone(),
+                })
+                .collect();
+            Error::invalid(
+                "--calibration",
+                format!(
+                    "{} has no parameters for device `{}` and kernel `{kernel}`; it covers: {}",
+                    self.origin,
+                    device.name,
+                    covered.join(", ")
+                ),
+            )
+        })?;
+        let named: Vec<String> = calibrate::param_specs(cal.model)
+            .iter()
+            .zip(&q)
+            .map(|(s, v)| format!("{}={v}", s.name))
+            .collect();
+        let note = format!("calibrated with {}: {}", self.origin, named.join(", "));
+        Ok((q, note))
+    }
 }
 
 /// A prepared evaluator, which axes it reads, and the notes of its preparation.
@@ -120,6 +202,12 @@ pub struct ModelEntry {
 
 /// Every model a sweep can run. The trace model (issue 7) is one more line here.
 pub const MODELS: &[ModelEntry] = &[
+    ModelEntry {
+        name: "roofline",
+        takes:
+            "--inputs (a TOML file with `flops` and `dram_bytes`, optional `launch_overhead_us`)",
+        prepare: prepare_roofline,
+    },
     ModelEntry {
         name: "wu",
         takes: "--inputs (wu2019 analytical inputs file)",
@@ -181,6 +269,11 @@ trait Analytical: Copy + Send + Sync + 'static {
     fn run(&self, device: Option<&Device>) -> Result<(f64, f64, Outcome)>;
     /// The full prediction; `gpu_us` is the cycles already converted to time.
     fn full(&self, device_name: &str, gpu_us: f64) -> Result<Prediction>;
+    /// Fields the calibration's parameters change (scale or replace).
+    const CALIBRATED: &'static [&'static str];
+    /// Applies calibrated parameters (`fit::calibrate`'s order); the launch overhead `q[3]` is
+    /// added to the time by the caller.
+    fn calibrate(&mut self, q: &[f64]);
 }
 
 macro_rules! setters {
@@ -220,6 +313,10 @@ impl Analytical for WuInputs {
         // `to_prediction` adds the transfer time itself (eq 22).
         Ok(wu::predict(self)?.to_prediction(device_name, gpu_us))
     }
+    const CALIBRATED: &'static [&'static str] = &["mem_l_global", "departure_delay", "comp_cycles"];
+    fn calibrate(&mut self, q: &[f64]) {
+        calibrate::apply_wu(self, q);
+    }
 }
 
 impl Analytical for MwpCwpInputs {
@@ -246,6 +343,10 @@ impl Analytical for MwpCwpInputs {
     }
     fn full(&self, device_name: &str, time_us: f64) -> Result<Prediction> {
         Ok(mwp_cwp::predict(self)?.to_prediction(device_name, time_us))
+    }
+    const CALIBRATED: &'static [&'static str] = &["dram_lat", "departure_delay", "avg_inst_lat"];
+    fn calibrate(&mut self, q: &[f64]) {
+        calibrate::apply_mwp_cwp(self, q);
     }
 }
 
@@ -278,6 +379,15 @@ impl Analytical for HongKimInputs {
     fn full(&self, device_name: &str, time_us: f64) -> Result<Prediction> {
         Ok(hong_kim::predict(self)?.to_prediction(device_name, time_us))
     }
+    const CALIBRATED: &'static [&'static str] = &[
+        "mem_ld",
+        "departure_del_coal",
+        "departure_del_uncoal",
+        "issue_cycles",
+    ];
+    fn calibrate(&mut self, q: &[f64]) {
+        calibrate::apply_hong_kim(self, q);
+    }
 }
 
 /// An analytical model with its inputs resolved for one device.
@@ -286,6 +396,11 @@ struct AnalyticalEvaluator<T: Analytical> {
     device: Option<Arc<Device>>,
     /// (axis index, setter) for every axis the model reads.
     setters: Vec<(usize, Setter<T>)>,
+    /// Calibrated parameters still to apply per point (only when a swept field is a calibrated
+    /// one; otherwise `base` is already calibrated).
+    calibrate_per_point: Option<Vec<f64>>,
+    /// The calibration's launch overhead (0 uncalibrated), added to every time.
+    launch_us: f64,
     notes: Vec<String>,
 }
 
@@ -295,13 +410,17 @@ impl<T: Analytical> AnalyticalEvaluator<T> {
         for &(axis, set) in &self.setters {
             set(&mut i, values[axis]);
         }
+        if let Some(q) = &self.calibrate_per_point {
+            i.calibrate(q);
+        }
         i
     }
 
     fn time(&self, i: &T, cycles: f64, extra_us: f64) -> f64 {
+        // `launch_us` is 0 uncalibrated (adding it is then exact).
         match &self.device {
-            Some(d) => d.cycles_to_us(cycles) + extra_us,
-            None => cycles / i.clock_mhz() + extra_us,
+            Some(d) => d.cycles_to_us(cycles) + extra_us + self.launch_us,
+            None => cycles / i.clock_mhz() + extra_us + self.launch_us,
         }
     }
 }
@@ -341,29 +460,7 @@ fn prepare_analytical<T: Analytical>(cx: &Context<'_>) -> Result<Prepared> {
             ))
         }
     };
-    // Which axes name a field (directly or by alias).
-    let mut setters = Vec::new();
-    let mut uses = vec![false; cx.axes.len()];
-    let mut fill = Vec::new();
-    for (a, axis) in cx.axes.iter().enumerate() {
-        let field = T::ALIASES
-            .iter()
-            .find(|(alias, _)| alias == axis)
-            .map_or(axis.as_str(), |(_, f)| *f);
-        if let Some((name, set)) = T::FIELDS.iter().find(|(n, _)| *n == field) {
-            setters.push((a, *set));
-            uses[a] = true;
-            fill.push((*name, cx.first_values[a]));
-        }
-    }
-    // A swept field may be left out of the file (the sweep gives it): put the first value in so
-    // that reading the file does not fail on it.
-    let mut table: toml::Table =
-        toml::from_str(text).map_err(|e| Error::file(origin, e.message()))?;
-    for (name, v) in fill {
-        table.entry(name).or_insert(toml::Value::Float(v));
-    }
-    let text = toml::to_string(&table).map_err(|e| Error::file(origin, e))?;
+    let (setters, uses, text) = swept_fields(cx, T::FIELDS, T::ALIASES, text, origin)?;
     let device = cx.device.cloned();
     let resolved = T::resolve(&text, origin, device.as_deref())?;
     let mut notes = resolved.notes;
@@ -373,11 +470,178 @@ fn prepare_analytical<T: Analytical>(cx: &Context<'_>) -> Result<Prepared> {
             resolved.inputs.clock_mhz()
         ));
     }
+    let mut base = resolved.inputs;
+    let mut calibrate_per_point = None;
+    let mut launch_us = 0.0;
+    if let Some(cal) = cx.calibration {
+        let (q, note) = cal.params_for(T::MODEL, device.as_deref(), cx.workload.name())?;
+        notes.push(note);
+        launch_us = q.get(3).copied().unwrap_or(0.0);
+        // A swept calibrated field: the calibration must act on each point's value.
+        let swept_calibrated =
+            cx.axes.iter().enumerate().any(|(a, _)| {
+                uses[a] && T::CALIBRATED.contains(&field_name(&cx.axes[a], T::ALIASES))
+            });
+        if swept_calibrated {
+            calibrate_per_point = Some(q);
+        } else {
+            base.calibrate(&q);
+        }
+    }
     Ok(Prepared {
         evaluator: Box::new(AnalyticalEvaluator {
-            base: resolved.inputs,
+            base,
             device,
             setters,
+            calibrate_per_point,
+            launch_us,
+            notes: notes.clone(),
+        }),
+        uses,
+        notes,
+    })
+}
+
+/// The field an axis name stands for (itself, or the field of an alias).
+fn field_name<'a>(axis: &'a str, aliases: &[(&'static str, &'static str)]) -> &'a str {
+    aliases
+        .iter()
+        .find(|(alias, _)| *alias == axis)
+        .map_or(axis, |(_, f)| f)
+}
+
+/// Matches the axes to a model's fields: the setters of the swept ones, which axes the model
+/// reads, and the inputs text with every swept field the file leaves out filled with the axis'
+/// first value (so that reading the file does not fail on it).
+#[allow(clippy::type_complexity)]
+fn swept_fields<T>(
+    cx: &Context<'_>,
+    fields: &[(&'static str, Setter<T>)],
+    aliases: &[(&'static str, &'static str)],
+    text: &str,
+    origin: &str,
+) -> Result<(Vec<(usize, Setter<T>)>, Vec<bool>, String)> {
+    let mut setters = Vec::new();
+    let mut uses = vec![false; cx.axes.len()];
+    let mut fill = Vec::new();
+    for (a, axis) in cx.axes.iter().enumerate() {
+        let field = field_name(axis, aliases);
+        if let Some((name, set)) = fields.iter().find(|(n, _)| *n == field) {
+            setters.push((a, *set));
+            uses[a] = true;
+            fill.push((*name, cx.first_values[a]));
+        }
+    }
+    let mut table: toml::Table =
+        toml::from_str(text).map_err(|e| Error::file(origin, e.message()))?;
+    for (name, v) in fill {
+        table.entry(name).or_insert(toml::Value::Float(v));
+    }
+    let text = toml::to_string(&table).map_err(|e| Error::file(origin, e))?;
+    Ok((setters, uses, text))
+}
+
+// ---------------------------------------------------------------------------------------------
+// roofline
+
+/// The roofline's sweepable fields (the names of its inputs file).
+const ROOFLINE_FIELDS: &[(&str, Setter<RooflineInputs>)] = &[
+    ("flops", |i, v| i.flops = v),
+    ("dram_bytes", |i, v| i.dram_bytes = v),
+    ("launch_overhead_us", |i, v| i.launch_overhead_us = Some(v)),
+];
+
+/// The roofline for one inputs file on one device.
+struct RooflineEvaluator {
+    base: RooflineInputs,
+    device: Arc<Device>,
+    setters: Vec<(usize, Setter<RooflineInputs>)>,
+    /// The calibrated parameters (compute and memory efficiency, launch overhead).
+    calibrated: Option<Vec<f64>>,
+    /// The device's table launch overhead, for points whose inputs give none.
+    default_launch_us: f64,
+    notes: Vec<String>,
+}
+
+impl RooflineEvaluator {
+    fn inputs(&self, values: &[f64]) -> RooflineInputs {
+        let mut i = self.base;
+        for &(axis, set) in &self.setters {
+            set(&mut i, values[axis]);
+        }
+        i
+    }
+}
+
+impl Evaluator for RooflineEvaluator {
+    fn evaluate(&self, values: &[f64], _scratch: &mut Scratch) -> Result<Outcome> {
+        let i = self.inputs(values);
+        crate::error::non_negative("flops", i.flops)?;
+        crate::error::non_negative("dram_bytes", i.dram_bytes)?;
+        // Uncalibrated, the roofline is its calibrated form at full efficiency with the
+        // table's (or the file's) launch overhead: max(c / 1, m / 1) + launch is exactly
+        // `model::roofline::predict`'s time.
+        let time_us = match &self.calibrated {
+            Some(q) => calibrate::calibrated_roofline_us(&self.device, &i, q),
+            None => {
+                let launch_us = match i.launch_overhead_us {
+                    Some(us) => crate::error::non_negative("launch_overhead_us", us)?,
+                    None => self.default_launch_us,
+                };
+                calibrate::calibrated_roofline_us(&self.device, &i, &[1.0, 1.0, launch_us])
+            }
+        };
+        Ok(Outcome::new(time_us))
+    }
+
+    fn predict(&self, values: &[f64]) -> Result<Prediction> {
+        let i = self.inputs(values);
+        let mut p = calibrate::roofline_prediction(&self.device, &i, self.calibrated.as_deref())?;
+        p.notes.extend(self.notes.iter().cloned());
+        Ok(p)
+    }
+}
+
+fn prepare_roofline(cx: &Context<'_>) -> Result<Prepared> {
+    let (text, origin) = match cx.workload {
+        Workload::Inputs { text, origin, .. } => (text, origin),
+        Workload::Kernel(k) => {
+            return Err(Error::invalid(
+                "--model",
+                format!(
+                    "model roofline reads an inputs file with `flops` and `dram_bytes` (--inputs), not the kernel `{}`",
+                    k.name
+                ),
+            ))
+        }
+    };
+    let device = cx.device.cloned().ok_or_else(|| {
+        Error::missing(
+            "--device",
+            "model roofline needs a device (--device NAME or a filter) for its peaks",
+        )
+    })?;
+    let (setters, uses, text) = swept_fields(cx, ROOFLINE_FIELDS, &[], text, origin)?;
+    let base = RooflineInputs::from_toml(&text, origin)?;
+    let (default_launch_us, source) = roofline::default_launch_overhead(&device);
+    let mut notes = Vec::new();
+    let mut calibrated = None;
+    if let Some(cal) = cx.calibration {
+        let (q, note) = cal.params_for("roofline", Some(&device), cx.workload.name())?;
+        notes.push(note);
+        calibrated = Some(q);
+    } else if base.launch_overhead_us.is_none() {
+        notes.push(format!(
+            "launch overhead {default_launch_us} us from {source}"
+        ));
+    }
+    Ok(Prepared {
+        evaluator: Box::new(RooflineEvaluator {
+            base,
+            device,
+            setters,
+            calibrated,
+            default_launch_us,
             notes: notes.clone(),
         }),
         uses,
@@ -479,7 +743,7 @@ impl Evaluator for PuchalaEvaluator {
 }
 
 fn prepare_puchala(cx: &Context<'_>) -> Result<Prepared> {
-    let kernel = match cx.workload {
+    let mut kernel = match cx.workload {
         Workload::Kernel(k) => k.clone(),
         Workload::Inputs { origin, .. } => {
             return Err(Error::invalid(
@@ -498,12 +762,13 @@ fn prepare_puchala(cx: &Context<'_>) -> Result<Prepared> {
     })?;
     let profile = kernel.builtin.and_then(|b| device.puchala.get(b.name()));
     let mut notes = Vec::new();
+    let kernel_name = kernel.name.clone();
     let mut pick = |flag: Option<f64>, from: Option<f64>, name: &str| match (flag, from) {
         (Some(v), _) => Ok(v),
         (None, Some(v)) => {
             notes.push(format!(
                 "{name} = {v} from {}'s puchala.{} entry",
-                device.name, kernel.name
+                device.name, kernel_name
             ));
             Ok(v)
         }
@@ -512,13 +777,30 @@ fn prepare_puchala(cx: &Context<'_>) -> Result<Prepared> {
             format!(
                 "device `{}` has no puchala2022 {name} for kernel `{}`; give --{}",
                 device.name,
-                kernel.name,
+                kernel_name,
                 name.replace('_', "-")
             ),
         )),
     };
-    let t_p_us = pick(cx.t_p_us, profile.map(|p| p.t_p_us), "t_p")?;
-    let t_m_cycles = pick(cx.t_m_cycles, profile.map(|p| p.t_m_cycles), "t_m")?;
+    let (t_p_us, t_m_cycles) = match cx.calibration {
+        // The calibration's t_p, t_m and memory scale, applied as `predict --calibration` does.
+        Some(cal) => {
+            let (q, note) = cal.params_for("puchala", Some(&device), &kernel.name)?;
+            calibrate::apply_puchala_memory_scale(&mut kernel, q[2]);
+            notes.push(note);
+            if cx.t_p_us.is_some() || cx.t_m_cycles.is_some() {
+                notes.push(format!(
+                    "t_p and t_m from {} (the calibration), not --t-p/--t-m",
+                    cal.origin
+                ));
+            }
+            (q[0], q[1])
+        }
+        None => (
+            pick(cx.t_p_us, profile.map(|p| p.t_p_us), "t_p")?,
+            pick(cx.t_m_cycles, profile.map(|p| p.t_m_cycles), "t_m")?,
+        ),
+    };
     let mut names = kernel.program.parameter_names();
     if let Some(t) = &kernel.launch.threads {
         names.extend(t.parameter_names());
@@ -558,4 +840,115 @@ fn prepare_puchala(cx: &Context<'_>) -> Result<Prepared> {
         uses,
         notes,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::device::catalogue;
+    use crate::fit::calibrate::{GroupCalibration, Model, Scope};
+
+    fn calibration(model: Model, device: &str, q: &[f64]) -> CalibrationFile {
+        let params: BTreeMap<String, f64> = calibrate::param_specs(model)
+            .iter()
+            .zip(q)
+            .map(|(s, v)| (s.name.to_string(), *v))
+            .collect();
+        CalibrationFile {
+            name: "cal".into(),
+            origin: "cal.toml".into(),
+            calibration: Calibration {
+                model,
+                scope: Scope::Device,
+                measurements: String::new(),
+                rows: 0,
+                folds: 0,
+                bootstrap: 0,
+                seed: 0,
+                objective: String::new(),
+                parameters: params.keys().cloned().collect(),
+                groups: vec![GroupCalibration {
+                    device: device.into(),
+                    kernel: None,
+                    n: 0,
+                    points: 0,
+                    params,
+                    intervals: BTreeMap::new(),
+                    mape_train: 0.0,
+                    max_error_train: 0.0,
+                    mape_cv: None,
+                    max_error_cv: None,
+                }],
+                notes: Vec::new(),
+            },
+        }
+    }
+
+    /// Sweeping any field of a calibrated analytical model gives what setting the field, then
+    /// applying the calibration, then running the model gives: the `CALIBRATED` lists decide
+    /// whether parameters are applied once or per point, and this checks them field by field
+    /// (dropping `comp_cycles` from wu's list makes it fail).
+    fn calibrated_fields_agree<T: Analytical>(file: &str, model: Model) {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/data/analytical/");
+        let text = std::fs::read_to_string(format!("{path}{file}")).unwrap();
+        let device = Arc::new(catalogue::find("Tesla K40").unwrap().clone());
+        let q = [1.5, 6.0, 1.25, 4.0];
+        let cal = calibration(model, &device.name, &q);
+        let base = T::resolve(&text, file, Some(&device)).unwrap().inputs;
+        let workload = Workload::Inputs {
+            name: "w".into(),
+            origin: file.into(),
+            text: text.clone(),
+        };
+        let mut ok = 0;
+        for (field, set) in T::FIELDS {
+            for v in [3.0, 48.0, 700.0] {
+                let axes = [field.to_string()];
+                let cx = Context {
+                    workload: &workload,
+                    device: Some(&device),
+                    axes: &axes,
+                    first_values: &[v],
+                    t_p_us: None,
+                    t_m_cycles: None,
+                    calibration: Some(&cal),
+                };
+                let prepared = prepare_analytical::<T>(&cx).unwrap();
+                let fast = prepared
+                    .evaluator
+                    .evaluate(&[v], &mut Scratch::default())
+                    .map(|o| o.time_us);
+                let mut i = base;
+                set(&mut i, v);
+                i.calibrate(&q);
+                let expected = i
+                    .run(Some(&device))
+                    .map(|(c, extra, _)| device.cycles_to_us(c) + extra + q[3]);
+                match (fast, expected) {
+                    (Ok(a), Ok(b)) => {
+                        assert_eq!(a, b, "{} {field} = {v}", T::MODEL);
+                        ok += 1;
+                    }
+                    (Err(_), Err(_)) => {}
+                    (a, b) => panic!("{} {field} = {v}: {a:?} vs {b:?}", T::MODEL),
+                }
+            }
+        }
+        assert!(ok >= T::FIELDS.len(), "{}: only {ok} points ran", T::MODEL);
+    }
+
+    #[test]
+    fn calibrated_sweeps_of_every_field_apply_parameters_after_the_point() {
+        calibrated_fields_agree::<WuInputs>("wu2019-example.toml", Model::Wu);
+        calibrated_fields_agree::<MwpCwpInputs>(
+            "parra2016-stencil-order2-8warps.toml",
+            Model::MwpCwp,
+        );
+        calibrated_fields_agree::<HongKimInputs>(
+            "hong-kim-2009-worked-example.toml",
+            Model::HongKim,
+        );
+    }
 }

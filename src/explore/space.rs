@@ -1,11 +1,11 @@
 //! Design spaces: what a sweep runs over, as written (`SpaceSpec`, from flags or a TOML file)
 //! and resolved (`Space`: prepared cells times the parameter points).
 //!
-//! A space has four kinds of axis: models, workloads (puchala kernels and analytical inputs
+//! A space has five kinds of axis: models, workloads (puchala kernels and analytical inputs
 //! files), devices (catalogue names, device files, or filters such as
-//! `compute_capability>=8.0,sm_count>=40`), and kernel parameters / launch dimensions
-//! (`--param`, parsed by `workload::params`). A *cell* is one (model, workload, device) with its
-//! evaluator prepared once; the points of a space are the cells times the parameter points,
+//! `compute_capability>=8.0,sm_count>=40`), calibrations (`kerneltime calibrate` files, or
+//! `none`), and kernel parameters / launch dimensions (`--param`, parsed by `workload::params`).
+//! A *cell* is one (model, workload, device, calibration) with its evaluator prepared once; the points of a space are the cells times the parameter points,
 //! numbered cell-major with the first parameter axis varying slowest, so that point `i` is always
 //! the same configuration (the basis of deterministic output and of resuming).
 //!
@@ -17,9 +17,10 @@ use std::sync::Arc;
 
 use serde::Deserialize;
 
-use super::registry::{self, Context, Evaluator, Workload};
+use super::registry::{self, CalibrationFile, Context, Evaluator, Workload};
 use crate::device::{catalogue, normalize, ComputeCapability, Device};
 use crate::error::{Error, Result};
+use crate::fit::calibrate::Calibration;
 use crate::model::puchala::{Builtin, KernelSpec};
 use crate::workload::params::{number_json, parse_axis, Axis};
 use crate::workload::program::ProgramFile;
@@ -34,7 +35,13 @@ pub const DEFAULT_MAX_POINTS: u64 = 50_000_000;
 /// inputs = ["wu2019-example.toml"]          # relative to this file
 /// devices = ["Tesla K40", "compute_capability>=8.0,sm_count>=40"]
 /// params = ["threads_per_block=32..1024:32", "n_b=2^6..2^12"]
+/// calibrations = ["wu-k40.toml", "none"]    # relative to this file; `none`: uncalibrated
 /// ```
+///
+/// A calibration runs with the cells of the model it calibrates; `none` runs with every model.
+/// Without calibrations every cell is uncalibrated. A model of the sweep that no listed value
+/// covers, a calibration of a model the sweep does not run, or one without parameters for a
+/// swept device (and kernel) is an error.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SpaceSpec {
@@ -56,6 +63,9 @@ pub struct SpaceSpec {
     pub params: Vec<String>,
     pub t_p_us: Option<f64>,
     pub t_m_cycles: Option<f64>,
+    /// Calibration files, or `none` for uncalibrated cells.
+    #[serde(default)]
+    pub calibrations: Vec<String>,
 }
 
 impl SpaceSpec {
@@ -77,6 +87,11 @@ impl SpaceSpec {
         };
         spec.inputs.iter_mut().for_each(rebase);
         spec.device_files.iter_mut().for_each(rebase);
+        for c in &mut spec.calibrations {
+            if !c.eq_ignore_ascii_case("none") && Path::new(c).is_relative() {
+                *c = dir.join(&*c).display().to_string();
+            }
+        }
         for k in &mut spec.kernels {
             if k.ends_with(".toml") && Path::new(k).is_relative() {
                 *k = dir.join(&*k).display().to_string();
@@ -90,7 +105,15 @@ impl SpaceSpec {
         macro_rules! take {
             ($($f:ident),*) => {$(if !other.$f.is_empty() { self.$f = other.$f; })*};
         }
-        take!(models, kernels, inputs, devices, device_files, params);
+        take!(
+            models,
+            kernels,
+            inputs,
+            devices,
+            device_files,
+            params,
+            calibrations
+        );
         self.t_p_us = other.t_p_us.or(self.t_p_us);
         self.t_m_cycles = other.t_m_cycles.or(self.t_m_cycles);
         self
@@ -105,6 +128,8 @@ pub struct Cell {
     pub device: String,
     /// The device's SM count (NaN without a device), for objectives such as time x SMs.
     pub sm_count: f64,
+    /// The calibration file's stem, or `none`.
+    pub calibration: String,
     pub evaluator: Box<dyn Evaluator>,
     pub notes: Vec<String>,
 }
@@ -206,9 +231,26 @@ impl Space {
         };
         let kernel_refs: Vec<&Workload> = kernels.iter().collect();
         let devices = resolve_devices(&spec.devices, &spec.device_files, &mut fp)?;
+        let calibrations = load_calibrations(&spec.calibrations, &models, &mut fp)?;
+        let calibrations_for = |m: &str| -> Vec<Option<&CalibrationFile>> {
+            calibrations
+                .iter()
+                .filter(|c| c.as_ref().is_none_or(|c| c.calibration.model.name() == m))
+                .map(Option::as_ref)
+                .collect()
+        };
         // Count before preparing anything expensive.
         let mut cell_count = 0u64;
         for m in &models {
+            let cals = calibrations_for(m).len();
+            if cals == 0 {
+                return Err(Error::missing(
+                    "--calibration",
+                    format!(
+                        "no calibration on the axis is for model {m}; add `--calibration none` to run it uncalibrated"
+                    ),
+                ));
+            }
             let w = if registry::takes_kernels(m) {
                 kernels.len()
             } else {
@@ -225,7 +267,7 @@ impl Space {
                     format!("model {m} needs {}", entry.takes),
                 ));
             }
-            cell_count += (w * devices.len().max(1)) as u64;
+            cell_count += (w * devices.len().max(1) * cals) as u64;
         }
         let total = cell_count.saturating_mul(points_per_cell);
         if total > max_points {
@@ -254,26 +296,30 @@ impl Space {
                     devices.iter().map(Some).collect()
                 };
                 for d in device_list {
-                    let cx = Context {
-                        workload: w,
-                        device: d,
-                        axes: &names,
-                        first_values: &first,
-                        t_p_us: spec.t_p_us,
-                        t_m_cycles: spec.t_m_cycles,
-                    };
-                    let prepared = (entry.prepare)(&cx)?;
-                    for (u, p) in used.iter_mut().zip(&prepared.uses) {
-                        *u |= *p;
+                    for cal in calibrations_for(m) {
+                        let cx = Context {
+                            workload: w,
+                            device: d,
+                            axes: &names,
+                            first_values: &first,
+                            t_p_us: spec.t_p_us,
+                            t_m_cycles: spec.t_m_cycles,
+                            calibration: cal,
+                        };
+                        let prepared = (entry.prepare)(&cx)?;
+                        for (u, p) in used.iter_mut().zip(&prepared.uses) {
+                            *u |= *p;
+                        }
+                        cells.push(Cell {
+                            model: entry.name,
+                            kernel: w.name().to_string(),
+                            device: d.map_or_else(|| "none".to_string(), |d| d.name.clone()),
+                            sm_count: d.map_or(f64::NAN, |d| f64::from(d.sm_count)),
+                            calibration: cal.map_or_else(|| "none".to_string(), |c| c.name.clone()),
+                            evaluator: prepared.evaluator,
+                            notes: prepared.notes,
+                        });
                     }
-                    cells.push(Cell {
-                        model: entry.name,
-                        kernel: w.name().to_string(),
-                        device: d.map_or_else(|| "none".to_string(), |d| d.name.clone()),
-                        sm_count: d.map_or(f64::NAN, |d| f64::from(d.sm_count)),
-                        evaluator: prepared.evaluator,
-                        notes: prepared.notes,
-                    });
                 }
             }
         }
@@ -292,6 +338,7 @@ impl Space {
         for c in &cells {
             fp.add(c.kernel.as_bytes());
             fp.add(c.device.as_bytes());
+            fp.add(c.calibration.as_bytes());
         }
         for a in &axes {
             fp.add(a.name.as_bytes());
@@ -367,6 +414,63 @@ impl Space {
             .map(|(a, v)| (a.name.clone(), number_json(v)))
             .collect()
     }
+}
+
+/// The calibration axis: each item a calibration file or `none` (`None`); no item is one
+/// uncalibrated value. A calibration of a model the sweep does not run is an error.
+fn load_calibrations(
+    items: &[String],
+    models: &[&'static str],
+    fp: &mut Fnv,
+) -> Result<Vec<Option<CalibrationFile>>> {
+    if items.is_empty() {
+        return Ok(vec![None]);
+    }
+    let mut out: Vec<Option<CalibrationFile>> = Vec::new();
+    for item in items {
+        let item = item.trim();
+        if item.eq_ignore_ascii_case("none") {
+            fp.add(b"none");
+            if !out.iter().any(Option::is_none) {
+                out.push(None);
+            }
+            continue;
+        }
+        let path = Path::new(item);
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Error::file(path, format!("cannot read: {e}")))?;
+        let origin = path.display().to_string();
+        let calibration = Calibration::from_toml(&text, &origin)?;
+        let model = calibration.model.name();
+        if !models.contains(&model) {
+            return Err(Error::invalid(
+                "--calibration",
+                format!(
+                    "{origin} calibrates {model}, not a model of this sweep ({})",
+                    models.join(", ")
+                ),
+            ));
+        }
+        let name = path
+            .file_stem()
+            .map_or_else(|| origin.clone(), |s| s.to_string_lossy().into_owned());
+        if out.iter().flatten().any(|c| c.name == name) {
+            return Err(Error::invalid(
+                "--calibration",
+                format!(
+                    "two calibrations are named `{name}`; rename one (the column shows file stems)"
+                ),
+            ));
+        }
+        fp.add(name.as_bytes());
+        fp.add(text.as_bytes());
+        out.push(Some(CalibrationFile {
+            name,
+            origin,
+            calibration,
+        }));
+    }
+    Ok(out)
 }
 
 /// A built-in kernel name or a kernel program file.

@@ -106,7 +106,8 @@ impl Counts {
 pub struct RowWriter<'a> {
     space: &'a Space,
     format: Format,
-    /// Per cell: `model,kernel,device,` (CSV) or `{"model":..,"device":..,"params":{` (JSON).
+    /// Per cell: `model,kernel,device,calibration,` (CSV) or
+    /// `{"model":..,"device":..,"calibration":..,"params":{` (JSON).
     cell_prefix: Vec<Vec<u8>>,
     /// Per axis, per value: `64,` (CSV) or `"n":64` (JSON).
     axis_text: Vec<Vec<Vec<u8>>>,
@@ -119,17 +120,19 @@ impl<'a> RowWriter<'a> {
             .iter()
             .map(|c| match format {
                 Format::Csv => format!(
-                    "{},{},{},",
+                    "{},{},{},{},",
                     csv_field(c.model),
                     csv_field(&c.kernel),
-                    csv_field(&c.device)
+                    csv_field(&c.device),
+                    csv_field(&c.calibration)
                 )
                 .into_bytes(),
                 Format::Jsonl => format!(
-                    "{{\"model\":{},\"kernel\":{},\"device\":{},\"params\":{{",
+                    "{{\"model\":{},\"kernel\":{},\"device\":{},\"calibration\":{},\"params\":{{",
                     json_str(c.model),
                     json_str(&c.kernel),
-                    json_str(&c.device)
+                    json_str(&c.device),
+                    json_str(&c.calibration)
                 )
                 .into_bytes(),
             })
@@ -175,7 +178,7 @@ impl<'a> RowWriter<'a> {
         match self.format {
             Format::Jsonl => Vec::new(),
             Format::Csv => {
-                let mut h = String::from("model,kernel,device,");
+                let mut h = String::from("model,kernel,device,calibration,");
                 for a in &self.space.axes {
                     h.push_str(&csv_field(&a.name));
                     h.push(',');

@@ -510,7 +510,7 @@ pub fn predict_row(
                 }
             };
             let mut spec = kernel.spec();
-            scale_memory(&mut spec.program.ops, scale);
+            apply_puchala_memory_scale(&mut spec, scale);
             let req = crate::model::puchala::Request {
                 kernel: &spec,
                 params: point,
@@ -532,6 +532,33 @@ pub fn predict_row(
             format!("{} cannot run on this row's inputs", model.name()),
         )),
     }
+}
+
+/// Applies the puchala2022 memory-duration scale (parameter `memory_scale`, `q[2]`) to a kernel;
+/// `t_p` and `t_m` (`q[0]`, `q[1]`) go to the request as they are. Shared by calibrated
+/// predictions and the sweep's prepared evaluators.
+pub fn apply_puchala_memory_scale(spec: &mut crate::model::puchala::KernelSpec, scale: f64) {
+    scale_memory(&mut spec.program.ops, scale);
+}
+
+/// The roofline's full prediction, uncalibrated (`None`: `model::roofline::predict`) or with
+/// calibrated parameters (the time of [`calibrated_roofline_us`], the uncalibrated breakdown).
+pub fn roofline_prediction(
+    device: &Device,
+    i: &crate::model::roofline::RooflineInputs,
+    params: Option<&[f64]>,
+) -> Result<crate::model::Prediction> {
+    let base = crate::model::roofline::predict(device, i)?;
+    let Some(q) = params else {
+        return Ok(base);
+    };
+    let mut p = crate::model::Prediction::new(
+        "roofline",
+        &device.name,
+        calibrated_roofline_us(device, i, q),
+    );
+    p.breakdown = base.breakdown;
+    Ok(p)
 }
 
 /// Multiplies every load and store duration of a program by `scale` (puchala2022's memory
