@@ -137,3 +137,31 @@ pub fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> Result<()> {
     }
     Ok(())
 }
+
+/// Reads at most `max_bytes` of a file; a longer file (or an endless one such as a device or a
+/// pipe) is an error naming it, so that no input can make memory grow without bound.
+pub fn read_capped(path: &std::path::Path, max_bytes: u64, what: &str) -> Result<Vec<u8>> {
+    use std::io::Read;
+    let file =
+        std::fs::File::open(path).map_err(|e| Error::file(path, format!("cannot read: {e}")))?;
+    let mut bytes = Vec::new();
+    file.take(max_bytes.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::file(path, format!("cannot read: {e}")))?;
+    if bytes.len() as u64 > max_bytes {
+        return Err(Error::file(
+            path,
+            format!("is larger than the {max_bytes} bytes accepted for {what}"),
+        ));
+    }
+    Ok(bytes)
+}
+
+/// Largest text input file (TOML, CSV, logs) read whole: 1 GiB.
+pub const MAX_TEXT_FILE_BYTES: u64 = 1 << 30;
+
+/// Reads a whole UTF-8 text file of at most [`MAX_TEXT_FILE_BYTES`]; errors name the file.
+pub fn read_text_file(path: &std::path::Path, what: &str) -> Result<String> {
+    let bytes = read_capped(path, MAX_TEXT_FILE_BYTES, what)?;
+    String::from_utf8(bytes).map_err(|_| Error::file(path, format!("is not UTF-8 text ({what})")))
+}

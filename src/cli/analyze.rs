@@ -57,8 +57,7 @@ pub fn analyze(args: &AnalyzeArgs) -> Result<(Vec<EntryAnalysis>, Vec<String>)> 
             ),
         ));
     }
-    let bytes = std::fs::read(&args.file)
-        .map_err(|e| Error::file(&args.file, format!("cannot read: {e}")))?;
+    let bytes = crate::error::read_capped(&args.file, MAX_PTX_BYTES, "a PTX file")?;
     let (module, diags) = parse_bytes(&bytes);
     let resources = match &args.resources {
         Some(p) => {

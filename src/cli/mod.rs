@@ -149,5 +149,5 @@ pub fn print_json<T: Serialize + ?Sized>(value: &T) -> Result<()> {
 
 /// Reads a text file, with an error naming it.
 pub fn read_text(path: &Path) -> Result<String> {
-    std::fs::read_to_string(path).map_err(|e| Error::file(path, format!("cannot read: {e}")))
+    crate::error::read_text_file(path, "a text file")
 }

@@ -50,7 +50,7 @@ pub fn load_ptx(path: &Path, entry: &str) -> Result<Module> {
     if meta.len() > super::analyze::MAX_PTX_BYTES {
         return Err(Error::file(path, "is too large for a PTX file"));
     }
-    let bytes = std::fs::read(path).map_err(|e| Error::file(path, format!("cannot read: {e}")))?;
+    let bytes = crate::error::read_capped(path, super::analyze::MAX_PTX_BYTES, "a PTX file")?;
     let (module, diags) = parse_bytes(&bytes);
     if let Some(f) = module
         .functions

@@ -175,8 +175,7 @@ impl Device {
 
     /// Reads a user's device file.
     pub fn load(path: &Path) -> Result<Self> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| Error::file(path, format!("cannot read device file: {e}")))?;
+        let text = crate::error::read_text_file(path, "a device file")?;
         Self::from_toml(&text, &path.display().to_string())
     }
 

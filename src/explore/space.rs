@@ -71,8 +71,7 @@ pub struct SpaceSpec {
 impl SpaceSpec {
     /// Reads a space file; relative paths in it are relative to the file.
     pub fn load(path: &Path) -> Result<Self> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| Error::file(path, format!("cannot read: {e}")))?;
+        let text = crate::error::read_text_file(path, "a space or inputs file")?;
         let mut spec: SpaceSpec = toml::from_str(&text).map_err(|e| {
             Error::file(
                 path,
@@ -205,8 +204,7 @@ impl Space {
                 }
                 _ => (None, given.clone()),
             };
-            let text = std::fs::read_to_string(&path)
-                .map_err(|e| Error::file(&path, format!("cannot read: {e}")))?;
+            let text = crate::error::read_text_file(&path, "a space or inputs file")?;
             fp.add(text.as_bytes());
             fp.add(only.unwrap_or("").as_bytes());
             let name = path.file_stem().map_or_else(
@@ -437,8 +435,7 @@ fn load_calibrations(
             continue;
         }
         let path = Path::new(item);
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| Error::file(path, format!("cannot read: {e}")))?;
+        let text = crate::error::read_text_file(path, "a space or inputs file")?;
         let origin = path.display().to_string();
         let calibration = Calibration::from_toml(&text, &origin)?;
         let model = calibration.model.name();

@@ -227,8 +227,7 @@ pub struct ProgramFile {
 impl ProgramFile {
     /// Reads a program file.
     pub fn load(path: &Path) -> Result<Self> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| Error::file(path, format!("cannot read program file: {e}")))?;
+        let text = crate::error::read_text_file(path, "a program file")?;
         Self::from_toml(&text, &path.display().to_string())
     }
 

@@ -271,7 +271,11 @@ pub fn read_measurements(path: &Path) -> Result<MeasurementSet> {
 
 /// Reads a measurement file; `format` overrides the detection.
 pub fn read_measurements_as(path: &Path, format: Option<Format>) -> Result<MeasurementSet> {
-    let bytes = std::fs::read(path).map_err(|e| Error::file(path, format!("cannot read: {e}")))?;
+    let bytes = crate::error::read_capped(
+        path,
+        crate::error::MAX_TEXT_FILE_BYTES,
+        "a measurement file",
+    )?;
     let text = decode(&bytes).map_err(|m| Error::file(path, m))?;
     parse_text(&text, &path.display().to_string(), format)
 }
