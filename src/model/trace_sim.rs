@@ -24,9 +24,6 @@
 //!
 //! Pure: no I/O. It does not emulate (see `emulate`) and does not add launch overhead.
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
-
 use crate::device::latencies::Resolved as LatencyTable;
 use crate::device::occupancy::{occupancy, BlockResources};
 use crate::device::Device;
@@ -215,6 +212,12 @@ const CLASSES: &[LatencyClass] = &[
 
 /// The pipeline time of one round: `blocks` blocks of the given warp programs on one SM.
 /// Warp `k` of block `b` runs `warps[k]`; warps are spread over the schedulers round-robin.
+///
+/// The pending reports sit in a winner tree (a complete binary tree whose every inner node holds
+/// the smaller key of its two children) with one leaf per warp: taking the next report and
+/// re-keying its warp costs one walk from a leaf to the root, with no data-dependent branches.
+/// Keys are `(time in 1/16 cycle, warp)` and unique, so the order of events is the same as with
+/// any other priority queue.
 pub fn simulate_round(warps: &[Vec<SimOp>], blocks: usize, schedulers: u32) -> f64 {
     let per_block = warps.len();
     let n = per_block * blocks;
@@ -228,52 +231,42 @@ pub fn simulate_round(warps: &[Vec<SimOp>], blocks: usize, schedulers: u32) -> f
     let mut waiting = vec![false; n];
     let mut arrived = vec![0usize; blocks];
     let mut live = vec![per_block; blocks];
-    // Events ordered by (time, warp); the exact time is kept in `at`.
-    let key = |t: f64, w: usize| ((t * 16.0) as u64) << 12 | w as u64;
     let mut at = vec![0.0f64; n];
-    // Integer divisions per event cost more than the rest of the step: precompute them.
     let block_of: Vec<u32> = (0..n).map(|w| (w / per_block) as u32).collect();
     let prog_of: Vec<u32> = (0..n).map(|w| (w % per_block) as u32).collect();
     let sched_of: Vec<u32> = (0..n).map(|w| (w % schedulers) as u32).collect();
-    let mut heap: BinaryHeap<Reverse<u64>> = (0..n).map(|w| Reverse(key(0.0, w))).collect();
+    let mut tree = WinnerTree::new(n);
+    for w in 0..n {
+        tree.set(w, event_key(0.0, w));
+    }
     let mut end = 0.0f64;
-    let release = |b: usize,
-                   t: f64,
-                   waiting: &mut [bool],
-                   pos: &mut [usize],
-                   at: &mut [f64],
-                   heap: &mut BinaryHeap<Reverse<u64>>| {
-        for k in 0..per_block {
-            let w = b * per_block + k;
-            if waiting[w] {
-                waiting[w] = false;
-                pos[w] += 1;
-                at[w] = t;
-                heap.push(Reverse(key(t, w)));
-            }
+    loop {
+        let kw = tree.min();
+        if kw == IDLE {
+            break;
         }
-    };
-    while let Some(Reverse(kw)) = heap.pop() {
-        let w = (kw & 0xfff) as usize;
+        let w = (kw & WARP_MASK) as usize;
         let t = at[w];
         let b = block_of[w] as usize;
         let prog = &warps[prog_of[w] as usize];
         let Some(op) = prog.get(pos[w]) else {
+            tree.set(w, IDLE);
             end = end.max(t);
             live[b] -= 1;
             if live[b] > 0 && arrived[b] == live[b] {
                 arrived[b] = 0;
-                release(b, t, &mut waiting, &mut pos, &mut at, &mut heap);
+                release_block(b, per_block, t, &mut waiting, &mut pos, &mut at, &mut tree);
             }
             continue;
         };
         let next = match *op {
             SimOp::Barrier => {
+                tree.set(w, IDLE);
                 waiting[w] = true;
                 arrived[b] += 1;
                 if arrived[b] == live[b] {
                     arrived[b] = 0;
-                    release(b, t, &mut waiting, &mut pos, &mut at, &mut heap);
+                    release_block(b, per_block, t, &mut waiting, &mut pos, &mut at, &mut tree);
                 }
                 continue;
             }
@@ -302,9 +295,75 @@ pub fn simulate_round(warps: &[Vec<SimOp>], blocks: usize, schedulers: u32) -> f
         };
         pos[w] += 1;
         at[w] = next;
-        heap.push(Reverse(key(next, w)));
+        tree.set(w, event_key(next, w));
     }
     end
+}
+
+/// Low bits of an event key: the warp (at most 4096 warps per round).
+const WARP_BITS: u32 = 12;
+const WARP_MASK: u64 = (1 << WARP_BITS) - 1;
+/// The key of a warp with no pending report.
+const IDLE: u64 = u64::MAX;
+
+/// Events are ordered by time (in 1/16 cycle) and then by warp; the exact time is kept apart.
+#[inline]
+fn event_key(t: f64, w: usize) -> u64 {
+    ((t * 16.0) as u64) << WARP_BITS | w as u64
+}
+
+/// Lets the warps of block `b` waiting at its barrier go on at `t`.
+fn release_block(
+    b: usize,
+    per_block: usize,
+    t: f64,
+    waiting: &mut [bool],
+    pos: &mut [usize],
+    at: &mut [f64],
+    tree: &mut WinnerTree,
+) {
+    for w in b * per_block..(b + 1) * per_block {
+        if waiting[w] {
+            waiting[w] = false;
+            pos[w] += 1;
+            at[w] = t;
+            tree.set(w, event_key(t, w));
+        }
+    }
+}
+
+/// A winner tree over `n` keys: node `i` holds the smaller key of nodes `2i` and `2i + 1`;
+/// leaf `w` is node `size + w`; node 1 is the smallest key.
+struct WinnerTree {
+    size: usize,
+    nodes: Vec<u64>,
+}
+
+impl WinnerTree {
+    fn new(n: usize) -> Self {
+        let size = n.next_power_of_two().max(2);
+        Self {
+            size,
+            nodes: vec![IDLE; 2 * size],
+        }
+    }
+
+    #[inline]
+    fn min(&self) -> u64 {
+        self.nodes[1]
+    }
+
+    #[inline]
+    fn set(&mut self, leaf: usize, key: u64) {
+        let mut i = self.size + leaf;
+        self.nodes[i] = key;
+        while i > 1 {
+            let sibling = self.nodes[i ^ 1];
+            let k = self.nodes[i];
+            i >>= 1;
+            self.nodes[i] = k.min(sibling);
+        }
+    }
 }
 
 /// Everything the model computed besides the time.
@@ -543,5 +602,233 @@ mod tests {
             latency: 10.0,
         }];
         assert_eq!(simulate_round(&[prog], 4, 4), 40.0);
+    }
+
+    /// The round simulation as it was before the winner tree (a binary heap of event keys), kept
+    /// to check that the faster queue changes no result. A regression reference, not a golden
+    /// value: both are the same algorithm with a different priority queue.
+    fn reference_simulate_round(warps: &[Vec<SimOp>], blocks: usize, schedulers: u32) -> f64 {
+        let per_block = warps.len();
+        let n = per_block * blocks;
+        if n == 0 {
+            return 0.0;
+        }
+        let schedulers = schedulers.max(1) as usize;
+        let mut sched_free = vec![0.0f64; schedulers];
+        let (mut lsu_free, mut smem_free) = (0.0f64, 0.0f64);
+        let mut pos = vec![0usize; n];
+        let mut waiting = vec![false; n];
+        let mut arrived = vec![0usize; blocks];
+        let mut live = vec![per_block; blocks];
+        // Events ordered by (time, warp); the exact time is kept in `at`.
+        let key = |t: f64, w: usize| ((t * 16.0) as u64) << 12 | w as u64;
+        let mut at = vec![0.0f64; n];
+        // Integer divisions per event cost more than the rest of the step: precompute them.
+        let block_of: Vec<u32> = (0..n).map(|w| (w / per_block) as u32).collect();
+        let prog_of: Vec<u32> = (0..n).map(|w| (w % per_block) as u32).collect();
+        let sched_of: Vec<u32> = (0..n).map(|w| (w % schedulers) as u32).collect();
+        let mut heap: std::collections::BinaryHeap<std::cmp::Reverse<u64>> =
+            (0..n).map(|w| std::cmp::Reverse(key(0.0, w))).collect();
+        let mut end = 0.0f64;
+        let release =
+            |b: usize,
+             t: f64,
+             waiting: &mut [bool],
+             pos: &mut [usize],
+             at: &mut [f64],
+             heap: &mut std::collections::BinaryHeap<std::cmp::Reverse<u64>>| {
+                for k in 0..per_block {
+                    let w = b * per_block + k;
+                    if waiting[w] {
+                        waiting[w] = false;
+                        pos[w] += 1;
+                        at[w] = t;
+                        heap.push(std::cmp::Reverse(key(t, w)));
+                    }
+                }
+            };
+        while let Some(std::cmp::Reverse(kw)) = heap.pop() {
+            let w = (kw & 0xfff) as usize;
+            let t = at[w];
+            let b = block_of[w] as usize;
+            let prog = &warps[prog_of[w] as usize];
+            let Some(op) = prog.get(pos[w]) else {
+                end = end.max(t);
+                live[b] -= 1;
+                if live[b] > 0 && arrived[b] == live[b] {
+                    arrived[b] = 0;
+                    release(b, t, &mut waiting, &mut pos, &mut at, &mut heap);
+                }
+                continue;
+            };
+            let next = match *op {
+                SimOp::Barrier => {
+                    waiting[w] = true;
+                    arrived[b] += 1;
+                    if arrived[b] == live[b] {
+                        arrived[b] = 0;
+                        release(b, t, &mut waiting, &mut pos, &mut at, &mut heap);
+                    }
+                    continue;
+                }
+                SimOp::Comp { occupy, latency } => {
+                    let s = &mut sched_free[sched_of[w] as usize];
+                    let start = t.max(*s);
+                    *s = start + occupy;
+                    start + latency.max(occupy)
+                }
+                SimOp::Global { occupy, latency } => {
+                    let s = &mut sched_free[sched_of[w] as usize];
+                    let issue = t.max(*s);
+                    *s = issue + 1.0;
+                    let start = issue.max(lsu_free);
+                    lsu_free = start + occupy;
+                    start + latency.max(occupy)
+                }
+                SimOp::Shared { occupy, latency } => {
+                    let s = &mut sched_free[sched_of[w] as usize];
+                    let issue = t.max(*s);
+                    *s = issue + 1.0;
+                    let start = issue.max(smem_free);
+                    smem_free = start + occupy;
+                    start + latency.max(occupy)
+                }
+            };
+            pos[w] += 1;
+            at[w] = next;
+            heap.push(std::cmp::Reverse(key(next, w)));
+        }
+        end
+    }
+
+    /// A pseudo-random program mix (comp, global, shared, barriers) from a seed (xorshift).
+    fn random_programs(seed: u64, warps: usize, ops: usize) -> Vec<Vec<SimOp>> {
+        let mut x = seed | 1;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        // Barriers must appear the same number of times in every warp of a block.
+        let barrier_at: Vec<bool> = (0..ops).map(|_| next() % 17 == 0).collect();
+        (0..warps)
+            .map(|_| {
+                (0..ops)
+                    .map(|i| {
+                        if barrier_at[i] {
+                            return SimOp::Barrier;
+                        }
+                        let occupy = (next() % 64) as f64 / 4.0 + 0.25;
+                        let latency = (next() % 4000) as f64 / 8.0;
+                        match next() % 3 {
+                            0 => SimOp::Comp { occupy, latency },
+                            1 => SimOp::Global { occupy, latency },
+                            _ => SimOp::Shared { occupy, latency },
+                        }
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn winner_tree_round_equals_the_heap_round_on_random_programs() {
+        for (seed, warps, ops, blocks, schedulers) in [
+            (1u64, 1usize, 50usize, 1usize, 4u32),
+            (7, 8, 200, 8, 4),
+            (11, 3, 300, 5, 2),
+            (13, 32, 100, 2, 4),
+            (17, 6, 500, 10, 1),
+            (19, 16, 80, 4, 3),
+        ] {
+            let progs = random_programs(seed, warps, ops);
+            let fast = simulate_round(&progs, blocks, schedulers);
+            let reference = reference_simulate_round(&progs, blocks, schedulers);
+            assert_eq!(
+                fast.to_bits(),
+                reference.to_bits(),
+                "seed {seed}: {fast} vs {reference}"
+            );
+        }
+    }
+
+    #[test]
+    fn winner_tree_round_equals_the_heap_round_on_fixture_kernels() {
+        use crate::device::catalogue;
+        use crate::device::latencies::for_device;
+        use crate::emulate::{emulate, LaunchDims, Options};
+        let fix = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/ptx");
+        let dev = catalogue::find("V100").unwrap().clone();
+        let lat = for_device(&dev).unwrap();
+        let cases: [(&str, &str, [u32; 3], [u32; 3], &[&str]); 4] = [
+            (
+                "dwt.nvcc-sm75.ptx",
+                "dwt_matrix",
+                [160, 1, 1],
+                [256, 1, 1],
+                &["3=40960", "4=40"],
+            ),
+            (
+                "dwt.nvcc-sm75.ptx",
+                "dwt_matrix",
+                [80, 1, 1],
+                [96, 1, 1],
+                &["3=7680", "4=9"],
+            ),
+            (
+                "fdtd.nvcc-sm75.ptx",
+                "fdtd_o2",
+                [40, 25, 1],
+                [32, 4, 1],
+                &["5=1280", "6=100", "7=16"],
+            ),
+            (
+                "fdtd.nvcc-sm75.ptx",
+                "fdtd_o2",
+                [10, 10, 1],
+                [64, 2, 1],
+                &["5=640", "6=20", "7=4"],
+            ),
+        ];
+        let mut checked = 0;
+        for (file, entry, grid, block, args) in cases {
+            let text = std::fs::read_to_string(format!("{fix}/{file}")).unwrap();
+            let (m, _) = crate::ptx::parse(&text);
+            let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+            let em = emulate(
+                &m,
+                entry,
+                LaunchDims { grid, block },
+                &args,
+                Options::default(),
+            )
+            .unwrap();
+            let costs = Costs {
+                schedulers: 4,
+                dram_cycles_per_sector: 0.9,
+                memory_latency_scale: 2.0,
+            };
+            let rep = em.warps.iter().map(|w| w.block_linear).max().unwrap();
+            let warps: Vec<&WarpTrace> =
+                em.warps.iter().filter(|w| w.block_linear == rep).collect();
+            let cache = cache::simulate(&warps, 2048, 8192);
+            let progs: Vec<Vec<SimOp>> = warps
+                .iter()
+                .zip(&cache.hits)
+                .map(|(w, h)| compress(w, h, &lat.values, &costs))
+                .collect();
+            for blocks in [1, 3, 8] {
+                let fast = simulate_round(&progs, blocks, 4);
+                let reference = reference_simulate_round(&progs, blocks, 4);
+                assert_eq!(
+                    fast.to_bits(),
+                    reference.to_bits(),
+                    "{file} {entry} x{blocks}"
+                );
+                checked += 1;
+            }
+        }
+        assert_eq!(checked, 12);
     }
 }
