@@ -227,14 +227,19 @@ pub fn simulate_round(warps: &[Vec<SimOp>], blocks: usize, schedulers: u32) -> f
     let schedulers = schedulers.max(1) as usize;
     let mut sched_free = vec![0.0f64; schedulers];
     let (mut lsu_free, mut smem_free) = (0.0f64, 0.0f64);
-    let mut pos = vec![0usize; n];
-    let mut waiting = vec![false; n];
+    // Everything the step reads about a warp, in one place.
+    let mut ws: Vec<WarpState<'_>> = (0..n)
+        .map(|w| WarpState {
+            prog: &warps[w % per_block],
+            pos: 0,
+            at: 0.0,
+            sched: w % schedulers,
+            block: w / per_block,
+            waiting: false,
+        })
+        .collect();
     let mut arrived = vec![0usize; blocks];
     let mut live = vec![per_block; blocks];
-    let mut at = vec![0.0f64; n];
-    let block_of: Vec<u32> = (0..n).map(|w| (w / per_block) as u32).collect();
-    let prog_of: Vec<u32> = (0..n).map(|w| (w % per_block) as u32).collect();
-    let sched_of: Vec<u32> = (0..n).map(|w| (w % schedulers) as u32).collect();
     let mut tree = WinnerTree::new(n);
     for w in 0..n {
         tree.set(w, event_key(0.0, w));
@@ -246,38 +251,38 @@ pub fn simulate_round(warps: &[Vec<SimOp>], blocks: usize, schedulers: u32) -> f
             break;
         }
         let w = (kw & WARP_MASK) as usize;
-        let t = at[w];
-        let b = block_of[w] as usize;
-        let prog = &warps[prog_of[w] as usize];
-        let Some(op) = prog.get(pos[w]) else {
+        let st = &mut ws[w];
+        let t = st.at;
+        let b = st.block;
+        let Some(op) = st.prog.get(st.pos) else {
             tree.set(w, IDLE);
             end = end.max(t);
             live[b] -= 1;
             if live[b] > 0 && arrived[b] == live[b] {
                 arrived[b] = 0;
-                release_block(b, per_block, t, &mut waiting, &mut pos, &mut at, &mut tree);
+                release_block(b, per_block, t, &mut ws, &mut tree);
             }
             continue;
         };
         let next = match *op {
             SimOp::Barrier => {
                 tree.set(w, IDLE);
-                waiting[w] = true;
+                st.waiting = true;
                 arrived[b] += 1;
                 if arrived[b] == live[b] {
                     arrived[b] = 0;
-                    release_block(b, per_block, t, &mut waiting, &mut pos, &mut at, &mut tree);
+                    release_block(b, per_block, t, &mut ws, &mut tree);
                 }
                 continue;
             }
             SimOp::Comp { occupy, latency } => {
-                let s = &mut sched_free[sched_of[w] as usize];
+                let s = &mut sched_free[st.sched];
                 let start = t.max(*s);
                 *s = start + occupy;
                 start + latency.max(occupy)
             }
             SimOp::Global { occupy, latency } => {
-                let s = &mut sched_free[sched_of[w] as usize];
+                let s = &mut sched_free[st.sched];
                 let issue = t.max(*s);
                 *s = issue + 1.0;
                 let start = issue.max(lsu_free);
@@ -285,7 +290,7 @@ pub fn simulate_round(warps: &[Vec<SimOp>], blocks: usize, schedulers: u32) -> f
                 start + latency.max(occupy)
             }
             SimOp::Shared { occupy, latency } => {
-                let s = &mut sched_free[sched_of[w] as usize];
+                let s = &mut sched_free[st.sched];
                 let issue = t.max(*s);
                 *s = issue + 1.0;
                 let start = issue.max(smem_free);
@@ -293,11 +298,21 @@ pub fn simulate_round(warps: &[Vec<SimOp>], blocks: usize, schedulers: u32) -> f
                 start + latency.max(occupy)
             }
         };
-        pos[w] += 1;
-        at[w] = next;
+        st.pos += 1;
+        st.at = next;
         tree.set(w, event_key(next, w));
     }
     end
+}
+
+/// One warp of the round: its program, where it is, and when its pending report is due.
+struct WarpState<'a> {
+    prog: &'a [SimOp],
+    pos: usize,
+    at: f64,
+    sched: usize,
+    block: usize,
+    waiting: bool,
 }
 
 /// Low bits of an event key: the warp (at most 4096 warps per round).
@@ -309,7 +324,9 @@ const IDLE: u64 = u64::MAX;
 /// Events are ordered by time (in 1/16 cycle) and then by warp; the exact time is kept apart.
 #[inline]
 fn event_key(t: f64, w: usize) -> u64 {
-    ((t * 16.0) as u64) << WARP_BITS | w as u64
+    // Times are never negative, so the signed conversion (cheaper than the unsigned one on
+    // x86-64) gives the same value.
+    ((t * 16.0) as i64 as u64) << WARP_BITS | w as u64
 }
 
 /// Lets the warps of block `b` waiting at its barrier go on at `t`.
@@ -317,16 +334,19 @@ fn release_block(
     b: usize,
     per_block: usize,
     t: f64,
-    waiting: &mut [bool],
-    pos: &mut [usize],
-    at: &mut [f64],
+    ws: &mut [WarpState<'_>],
     tree: &mut WinnerTree,
 ) {
-    for w in b * per_block..(b + 1) * per_block {
-        if waiting[w] {
-            waiting[w] = false;
-            pos[w] += 1;
-            at[w] = t;
+    for (w, st) in ws
+        .iter_mut()
+        .enumerate()
+        .skip(b * per_block)
+        .take(per_block)
+    {
+        if st.waiting {
+            st.waiting = false;
+            st.pos += 1;
+            st.at = t;
             tree.set(w, event_key(t, w));
         }
     }
@@ -355,13 +375,14 @@ impl WinnerTree {
 
     #[inline]
     fn set(&mut self, leaf: usize, key: u64) {
+        // The subtree minimum travels up in a register: each level reads only the sibling.
         let mut i = self.size + leaf;
-        self.nodes[i] = key;
+        let mut k = key;
+        self.nodes[i] = k;
         while i > 1 {
-            let sibling = self.nodes[i ^ 1];
-            let k = self.nodes[i];
+            k = k.min(self.nodes[i ^ 1]);
             i >>= 1;
-            self.nodes[i] = k.min(sibling);
+            self.nodes[i] = k;
         }
     }
 }
