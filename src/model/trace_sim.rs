@@ -391,25 +391,51 @@ impl WinnerTree {
 #[derive(Debug, Clone)]
 pub struct TraceRun {
     pub active_blocks_per_sm: u32,
+    pub occupancy_limited_by: Vec<crate::device::occupancy::Limiter>,
     pub blocks_per_sm: u64,
     pub blocks_in_round: u32,
     pub warps_in_round: u32,
     pub pipeline_cycles: f64,
     pub cycles: f64,
+    pub time_us: f64,
     pub cache: CacheResult,
     pub memory_latency_scale: f64,
+    pub dram_cycles_per_sector: f64,
+    pub l1_bytes: u64,
+    pub l2_bytes_per_sm: u64,
     pub sim_ops_per_warp: f64,
     pub representative_block: u64,
+    pub representative_warps: usize,
 }
 
-/// Predicts the launch's time from its emulation.
-pub fn predict(
+/// The model's numbers for a launch from its emulation, without the breakdown and notes of
+/// [`predict`] (the path a sweep takes). Only the representative block's warps are read, so an
+/// emulation of that block alone (`Sampling::Representative`) gives the same result.
+pub fn run(
     device: &Device,
     em: &Emulation,
     res: KernelResources,
     lat: &LatencyTable,
-) -> Result<(Prediction, TraceRun)> {
-    let launch = em.launch;
+) -> Result<TraceRun> {
+    run_on(device, em.launch, em, res, lat)
+}
+
+/// [`run`] for `launch`, whose block shape must be the emulation's: the emulated warps stand
+/// for the blocks of `launch` (a sweep reuses a block's emulation for another grid when the
+/// kernel does not read the grid size, see `explore::trace_cell`).
+pub fn run_on(
+    device: &Device,
+    launch: crate::emulate::LaunchDims,
+    em: &Emulation,
+    res: KernelResources,
+    lat: &LatencyTable,
+) -> Result<TraceRun> {
+    if launch.block != em.launch.block {
+        return Err(Error::invalid(
+            "--block",
+            "the launch's block shape differs from the emulated one",
+        ));
+    }
     let threads = launch.threads_per_block();
     let occ = occupancy(
         device,
@@ -438,10 +464,7 @@ pub fn predict(
         u64::from(occ.active_blocks_per_sm) * occ.allocated_shared_memory_per_block_bytes;
     let l1_bytes = device.l1_shared_per_sm_bytes.saturating_sub(shared_used);
     let l2_bytes = device.l2_cache_bytes / u64::from(device.sm_count.max(1));
-    let rep = em
-        .sampled_blocks
-        .iter()
-        .max_by_key(|b| (b.represents, std::cmp::Reverse(b.linear)))
+    let rep = crate::emulate::representative(&em.sampled_blocks)
         .ok_or_else(|| Error::missing("trace", "the emulation sampled no block"))?;
     let dram_bytes_per_clk_sm = device.memory_bandwidth_gbs * 1e3
         / device.core_clock_mhz
@@ -474,38 +497,65 @@ pub fn predict(
         simulate_round(&programs, n_round as usize, device.warp_schedulers_per_sm);
     // eq 8 with N_awg limited to the blocks an SM gets.
     let cycles = pipeline_cycles * blocks_per_sm as f64 / f64::from(n_round);
-    let time_us = device.cycles_to_us(cycles);
-    let mut p = Prediction::new(MODEL, &device.name, time_us);
-    p.cycles = Some(cycles);
+    Ok(TraceRun {
+        active_blocks_per_sm: occ.active_blocks_per_sm,
+        occupancy_limited_by: occ.limited_by,
+        blocks_per_sm,
+        blocks_in_round: n_round,
+        warps_in_round,
+        pipeline_cycles,
+        cycles,
+        time_us: device.cycles_to_us(cycles),
+        cache,
+        memory_latency_scale,
+        dram_cycles_per_sector: costs.dram_cycles_per_sector,
+        l1_bytes,
+        l2_bytes_per_sm: l2_bytes,
+        sim_ops_per_warp: sim_ops as f64 / f64::from(warps_per_block.max(1)),
+        representative_block: rep.linear,
+        representative_warps: rep_warps.len(),
+    })
+}
+
+/// Predicts the launch's time from its emulation.
+pub fn predict(
+    device: &Device,
+    em: &Emulation,
+    res: KernelResources,
+    lat: &LatencyTable,
+) -> Result<(Prediction, TraceRun)> {
+    let r = run(device, em, res, lat)?;
+    let launch = em.launch;
+    let mut p = Prediction::new(MODEL, &device.name, r.time_us);
+    p.cycles = Some(r.cycles);
     p.launch = Some(Launch {
-        blocks,
-        threads_per_block: threads,
+        blocks: launch.blocks(),
+        threads_per_block: launch.threads_per_block(),
         launches: 1,
     });
     let mean_instr =
         em.warps.iter().map(|w| w.ops.len() as f64).sum::<f64>() / em.warps.len().max(1) as f64;
+    let (pipeline_cycles, n_round, blocks_per_sm) =
+        (r.pipeline_cycles, r.blocks_in_round, r.blocks_per_sm);
     p = p
         .with("pipeline_cycles_one_round", pipeline_cycles)
-        .with("active_blocks_per_sm", occ.active_blocks_per_sm)
+        .with("active_blocks_per_sm", r.active_blocks_per_sm)
         .with(
             "occupancy_limited_by",
-            serde_json::to_value(&occ.limited_by).unwrap_or_default(),
+            serde_json::to_value(&r.occupancy_limited_by).unwrap_or_default(),
         )
         .with("blocks_per_sm", blocks_per_sm)
         .with("blocks_in_round", n_round)
-        .with("warps_in_round", warps_in_round)
-        .with("representative_block", rep.linear)
-        .with(
-            "sim_ops_per_warp",
-            sim_ops as f64 / f64::from(warps_per_block.max(1)),
-        )
+        .with("warps_in_round", r.warps_in_round)
+        .with("representative_block", r.representative_block)
+        .with("sim_ops_per_warp", r.sim_ops_per_warp)
         .with("dynamic_instructions_per_warp_mean", mean_instr)
-        .with("l1_hit_ratio", cache.l1_hit_ratio)
-        .with("l2_hit_ratio", cache.l2_hit_ratio)
-        .with("l1_bytes", l1_bytes)
-        .with("l2_bytes_per_sm", l2_bytes)
-        .with("memory_latency_scale", memory_latency_scale)
-        .with("dram_cycles_per_sector", costs.dram_cycles_per_sector)
+        .with("l1_hit_ratio", r.cache.l1_hit_ratio)
+        .with("l2_hit_ratio", r.cache.l2_hit_ratio)
+        .with("l1_bytes", r.l1_bytes)
+        .with("l2_bytes_per_sm", r.l2_bytes_per_sm)
+        .with("memory_latency_scale", r.memory_latency_scale)
+        .with("dram_cycles_per_sector", r.dram_cycles_per_sector)
         .with("latency_architecture", lat.architecture.as_str())
         .with(
             "latencies_cycles",
@@ -521,12 +571,11 @@ pub fn predict(
     ));
     p.notes.push(format!(
         "every block of the round replays sampled block {} (the interior class); caches simulated over its {} warps",
-        rep.linear,
-        rep_warps.len()
+        r.representative_block, r.representative_warps
     ));
     p.notes.push(format!(
-        "memory latency scaled by max warps / active warps = {} / {warps_in_round} = {memory_latency_scale:.3} (SPEC.md section 4)",
-        device.limits.max_warps_per_sm
+        "memory latency scaled by max warps / active warps = {} / {} = {:.3} (SPEC.md section 4)",
+        device.limits.max_warps_per_sm, r.warps_in_round, r.memory_latency_scale
     ));
     p.notes.push(format!(
         "latencies of {} from data/latencies.toml (shared/data/latencies/arch_defaults.csv){}",
@@ -538,21 +587,7 @@ pub fn predict(
         }
     ));
     p.notes.extend(em.notes.iter().cloned());
-    Ok((
-        p,
-        TraceRun {
-            active_blocks_per_sm: occ.active_blocks_per_sm,
-            blocks_per_sm,
-            blocks_in_round: n_round,
-            warps_in_round,
-            pipeline_cycles,
-            cycles,
-            cache,
-            memory_latency_scale,
-            sim_ops_per_warp: sim_ops as f64 / f64::from(warps_per_block.max(1)),
-            representative_block: rep.linear,
-        },
-    ))
+    Ok((p, r))
 }
 
 #[cfg(test)]
