@@ -231,6 +231,7 @@ pub fn simulate_round(warps: &[Vec<SimOp>], blocks: usize, schedulers: u32) -> f
     let mut ws: Vec<WarpState<'_>> = (0..n)
         .map(|w| WarpState {
             prog: &warps[w % per_block],
+            op: warps[w % per_block].first().copied(),
             pos: 0,
             at: 0.0,
             sched: w % schedulers,
@@ -254,7 +255,7 @@ pub fn simulate_round(warps: &[Vec<SimOp>], blocks: usize, schedulers: u32) -> f
         let st = &mut ws[w];
         let t = st.at;
         let b = st.block;
-        let Some(op) = st.prog.get(st.pos) else {
+        let Some(op) = st.op else {
             tree.set(w, IDLE);
             end = end.max(t);
             live[b] -= 1;
@@ -264,7 +265,7 @@ pub fn simulate_round(warps: &[Vec<SimOp>], blocks: usize, schedulers: u32) -> f
             }
             continue;
         };
-        let next = match *op {
+        let next = match op {
             SimOp::Barrier => {
                 tree.set(w, IDLE);
                 st.waiting = true;
@@ -299,6 +300,8 @@ pub fn simulate_round(warps: &[Vec<SimOp>], blocks: usize, schedulers: u32) -> f
             }
         };
         st.pos += 1;
+        // Fetched now, used when the warp comes up again: the load overlaps other events.
+        st.op = st.prog.get(st.pos).copied();
         st.at = next;
         tree.set(w, event_key(next, w));
     }
@@ -308,6 +311,8 @@ pub fn simulate_round(warps: &[Vec<SimOp>], blocks: usize, schedulers: u32) -> f
 /// One warp of the round: its program, where it is, and when its pending report is due.
 struct WarpState<'a> {
     prog: &'a [SimOp],
+    /// `prog[pos]`, when there is one.
+    op: Option<SimOp>,
     pos: usize,
     at: f64,
     sched: usize,
@@ -346,6 +351,7 @@ fn release_block(
         if st.waiting {
             st.waiting = false;
             st.pos += 1;
+            st.op = st.prog.get(st.pos).copied();
             st.at = t;
             tree.set(w, event_key(t, w));
         }
