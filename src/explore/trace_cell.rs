@@ -456,7 +456,8 @@ resources = "basics.nvcc-sm75.ptxas.txt"
 
     #[test]
     fn fast_path_equals_the_full_prediction() {
-        let cases: [(&str, &[&str], &[&[f64]]); 3] = [
+        type Case<'a> = (&'a str, &'a [&'a str], &'a [&'a [f64]]);
+        let cases: [Case<'_>; 3] = [
             (
                 VECTOR_ADD,
                 &["block_x", "n"],

@@ -9,8 +9,8 @@
 //!   (`32 / (results per clock per SM / schedulers)` per instruction) and the warp for the sum of
 //!   the dependent-issue latencies. A global or local access holds the SM's load/store path for
 //!   its transfer time (sectors through L1, missing sectors at the DRAM rate per SM) and the warp
-//!   for the expected latency of its sectors (L1 hit, L2 hit, DRAM by the cache simulation), the
-//!   latency scaled by `max warps per SM / active warps` (SPEC.md: bandwidth sharing). A shared
+//!   for the expected latency of its sectors (L1 hit, L2 hit, DRAM by the cache simulation),
+//!   see *Memory latency and active warps* below. A shared
 //!   access holds the shared-memory path for one cycle per conflict way. A barrier waits for
 //!   every unfinished warp of its block. Global loads issued back to back merge into one
 //!   operation (their latencies overlap); a load whose address depends on the one before it is
@@ -21,6 +21,20 @@
 //!   order they are made.
 //! - Eq 8: `T = T_pipeline(n_round) * ceil(blocks / N_SM) / n_round`, cycles, then microseconds
 //!   via the device clock.
+//!
+//!
+//! Memory latency and active warps ([`LatencyRule`]). SPEC.md section 4 scales the memory
+//! latency by `max warps per SM / active warps` ("bandwidth sharing"). Read literally, that
+//! makes a load 32 times slower when 2 of 64 warps are active, when in fact a lone warp sees
+//! the unloaded latency and it is a *full* SM whose requests queue. The default,
+//! `LatencyRule::Queueing`, therefore uses the unloaded latency (the table's L1/L2/DRAM values,
+//! measured by micro-benchmarks with one warp) and lets the queueing come from the simulation:
+//! every request holds the SM's load/store path for its transfer time, missing sectors at the
+//! SM's share of DRAM bandwidth, and later requests wait for it, so a round with many
+//! outstanding requests sees a latency of roughly `max(unloaded, queue length x transfer time)`
+//! and one with few warps sees the unloaded one. Scaling the latency as well would count the
+//! bandwidth sharing twice. `LatencyRule::PaperWarpRatio` keeps the literal reading for
+//! reproducing wang2019.
 //!
 //! Pure: no I/O. It does not emulate (see `emulate`) and does not add launch overhead.
 
@@ -41,6 +55,36 @@ pub const MODEL: &str = "trace";
 const SECTOR: f64 = 32.0;
 /// L1 bandwidth per SM, bytes per clock (126-128 B/clk/SM on V100/A100/H100: arch_latencies.md).
 const L1_BYTES_PER_CLK: f64 = 128.0;
+
+/// How the memory latency of a round depends on its number of active warps (module doc).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LatencyRule {
+    /// The unloaded latency; contention comes from queueing on the SM's load/store path.
+    #[default]
+    Queueing,
+    /// SPEC.md section 4 read literally: latency x max warps per SM / active warps.
+    PaperWarpRatio,
+}
+
+impl LatencyRule {
+    /// The factor on every load latency for a round of `active_warps` warps.
+    pub fn scale(self, max_warps_per_sm: u32, active_warps: u32) -> f64 {
+        match self {
+            LatencyRule::Queueing => 1.0,
+            LatencyRule::PaperWarpRatio => {
+                f64::from(max_warps_per_sm) / f64::from(active_warps.max(1))
+            }
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            LatencyRule::Queueing => "queueing",
+            LatencyRule::PaperWarpRatio => "paper-warp-ratio",
+        }
+    }
+}
 
 /// What the kernel asks of an SM (from a resource report or defaults).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -412,6 +456,7 @@ pub struct TraceRun {
     pub sim_ops_per_warp: f64,
     pub representative_block: u64,
     pub representative_warps: usize,
+    pub latency_rule: LatencyRule,
 }
 
 /// The model's numbers for a launch from its emulation, without the breakdown and notes of
@@ -435,6 +480,18 @@ pub fn run_on(
     em: &Emulation,
     res: KernelResources,
     lat: &LatencyTable,
+) -> Result<TraceRun> {
+    run_with_rule(device, launch, em, res, lat, LatencyRule::default())
+}
+
+/// [`run_on`] with a chosen [`LatencyRule`].
+pub fn run_with_rule(
+    device: &Device,
+    launch: crate::emulate::LaunchDims,
+    em: &Emulation,
+    res: KernelResources,
+    lat: &LatencyTable,
+    rule: LatencyRule,
 ) -> Result<TraceRun> {
     if launch.block != em.launch.block {
         return Err(Error::invalid(
@@ -475,8 +532,7 @@ pub fn run_on(
     let dram_bytes_per_clk_sm = device.memory_bandwidth_gbs * 1e3
         / device.core_clock_mhz
         / f64::from(device.sm_count.max(1));
-    let memory_latency_scale =
-        f64::from(device.limits.max_warps_per_sm) / f64::from(warps_in_round.max(1));
+    let memory_latency_scale = rule.scale(device.limits.max_warps_per_sm, warps_in_round);
     let costs = Costs {
         schedulers: device.warp_schedulers_per_sm,
         dram_cycles_per_sector: SECTOR / dram_bytes_per_clk_sm.max(1e-9),
@@ -520,6 +576,7 @@ pub fn run_on(
         sim_ops_per_warp: sim_ops as f64 / f64::from(warps_per_block.max(1)),
         representative_block: rep.linear,
         representative_warps: rep_warps.len(),
+        latency_rule: rule,
     })
 }
 
@@ -530,7 +587,18 @@ pub fn predict(
     res: KernelResources,
     lat: &LatencyTable,
 ) -> Result<(Prediction, TraceRun)> {
-    let r = run(device, em, res, lat)?;
+    predict_with_rule(device, em, res, lat, LatencyRule::default())
+}
+
+/// [`predict`] with a chosen [`LatencyRule`].
+pub fn predict_with_rule(
+    device: &Device,
+    em: &Emulation,
+    res: KernelResources,
+    lat: &LatencyTable,
+    rule: LatencyRule,
+) -> Result<(Prediction, TraceRun)> {
+    let r = run_with_rule(device, em.launch, em, res, lat, rule)?;
     let launch = em.launch;
     let mut p = Prediction::new(MODEL, &device.name, r.time_us);
     p.cycles = Some(r.cycles);
@@ -561,6 +629,7 @@ pub fn predict(
         .with("l1_bytes", r.l1_bytes)
         .with("l2_bytes_per_sm", r.l2_bytes_per_sm)
         .with("memory_latency_scale", r.memory_latency_scale)
+        .with("memory_latency_rule", rule.name())
         .with("dram_cycles_per_sector", r.dram_cycles_per_sector)
         .with("latency_architecture", lat.architecture.as_str())
         .with(
@@ -579,10 +648,16 @@ pub fn predict(
         "every block of the round replays sampled block {} (the interior class); caches simulated over its {} warps",
         r.representative_block, r.representative_warps
     ));
-    p.notes.push(format!(
-        "memory latency scaled by max warps / active warps = {} / {} = {:.3} (SPEC.md section 4)",
-        device.limits.max_warps_per_sm, r.warps_in_round, r.memory_latency_scale
-    ));
+    p.notes.push(match rule {
+        LatencyRule::Queueing => format!(
+            "memory latency: the unloaded latency; {} warps queue on the SM's load/store path at its DRAM share (SPEC.md section 4's max/active warps scaling is the option paper-warp-ratio)",
+            r.warps_in_round
+        ),
+        LatencyRule::PaperWarpRatio => format!(
+            "memory latency scaled by max warps / active warps = {} / {} = {:.3} (SPEC.md section 4 read literally)",
+            device.limits.max_warps_per_sm, r.warps_in_round, r.memory_latency_scale
+        ),
+    });
     p.notes.push(format!(
         "latencies of {} from data/latencies.toml (shared/data/latencies/arch_defaults.csv){}",
         lat.architecture,
@@ -823,7 +898,8 @@ mod tests {
         let fix = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/ptx");
         let dev = catalogue::find("V100").unwrap().clone();
         let lat = for_device(&dev).unwrap();
-        let cases: [(&str, &str, [u32; 3], [u32; 3], &[&str]); 4] = [
+        type Case<'a> = (&'a str, &'a str, [u32; 3], [u32; 3], &'a [&'a str]);
+        let cases: [Case<'_>; 4] = [
             (
                 "dwt.nvcc-sm75.ptx",
                 "dwt_matrix",
@@ -892,5 +968,61 @@ mod tests {
             }
         }
         assert_eq!(checked, 12);
+    }
+
+    #[test]
+    fn latency_rules_scale_as_documented() {
+        // Literal SPEC reading: 64 max warps / 2 active = 32; the queueing rule never scales.
+        assert_eq!(LatencyRule::PaperWarpRatio.scale(64, 2), 32.0);
+        assert_eq!(LatencyRule::PaperWarpRatio.scale(64, 64), 1.0);
+        assert_eq!(LatencyRule::Queueing.scale(64, 2), 1.0);
+        assert_eq!(LatencyRule::default(), LatencyRule::Queueing);
+    }
+
+    #[test]
+    fn few_warps_see_the_unloaded_latency_and_a_full_round_is_rule_independent() {
+        use crate::device::catalogue;
+        use crate::device::latencies::for_device;
+        use crate::emulate::{emulate, LaunchDims, Options};
+        let fix = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/ptx");
+        let text = std::fs::read_to_string(format!("{fix}/basics.nvcc-sm75.ptx")).unwrap();
+        let (m, _) = crate::ptx::parse(&text);
+        let dev = catalogue::find("V100").unwrap().clone();
+        let lat = for_device(&dev).unwrap();
+        let res = KernelResources {
+            registers_per_thread: 16,
+            shared_bytes_per_block: 0,
+        };
+        let run = |grid: u32, block: u32, rule: LatencyRule| {
+            let args = vec![format!("3={}", grid * block)];
+            let launch = LaunchDims {
+                grid: [grid, 1, 1],
+                block: [block, 1, 1],
+            };
+            let em = emulate(&m, "vector_add", launch, &args, Options::default()).unwrap();
+            predict_with_rule(&dev, &em, res, &lat, rule).unwrap().1
+        };
+        // One block of 64 threads per SM (80 blocks on 80 SMs): 2 active warps of 64.
+        let q = run(80, 64, LatencyRule::Queueing);
+        let p = run(80, 64, LatencyRule::PaperWarpRatio);
+        assert_eq!(q.warps_in_round, 2);
+        assert_eq!(q.memory_latency_scale, 1.0);
+        assert_eq!(p.memory_latency_scale, 64.0 / 2.0);
+        // The literal reading makes two lone warps far slower than the queueing reading.
+        assert!(p.pipeline_cycles > 5.0 * q.pipeline_cycles, "{p:?} {q:?}");
+        // The loads of 2 warps wait for nothing: the round is at least the DRAM latency and
+        // far below 32 of them.
+        assert!(q.pipeline_cycles >= lat.values.dram);
+        assert!(q.pipeline_cycles < 4.0 * lat.values.dram);
+        // A full round (8 blocks of 256 threads = 64 warps = the V100's maximum): scale 1 under
+        // both readings, the same cycles.
+        let q = run(640, 256, LatencyRule::Queueing);
+        let p = run(640, 256, LatencyRule::PaperWarpRatio);
+        assert_eq!(q.warps_in_round, 64);
+        assert_eq!(q.pipeline_cycles.to_bits(), p.pipeline_cycles.to_bits());
+        // Under queueing, 64 warps' requests wait on the load/store path: the round is longer
+        // than the 2-warp one although each load's own latency is the same.
+        let two = run(80, 64, LatencyRule::Queueing);
+        assert!(q.pipeline_cycles > two.pipeline_cycles);
     }
 }
