@@ -13,6 +13,8 @@ use criterion::{criterion_group, criterion_main, Criterion};
 use kerneltime::device::catalogue;
 use kerneltime::device::latencies::for_device;
 use kerneltime::emulate::{emulate, LaunchDims, Options, Sampling};
+use kerneltime::explore::registry::{Context, Scratch, Workload};
+use kerneltime::explore::trace_cell::prepare_trace;
 use kerneltime::model::trace_sim::{predict, KernelResources};
 use kerneltime::ptx::parse;
 
@@ -93,6 +95,42 @@ fn bench(c: &mut Criterion) {
                 .unwrap()
                 .warps
                 .len()
+        })
+    });
+
+    // One sweep point of the trace model (src/explore/trace_cell.rs): dwt_matrix with 8 taps,
+    // 256 threads per block; n changes every iteration, so nothing is reused (the 307,200-point
+    // README sweep is 4 such kernels x 32 block sizes x 2,400 sizes).
+    let kernel_file = format!(
+        "ptx = \"{FIX}/dwt.nvcc-sm75.ptx\"\nentry = \"dwt_matrix\"\ngrid = [\"(n + block_x - 1) / block_x\"]\nblock = [\"block_x\"]\nargs = [\"3=n\", \"4=8\"]\nregisters = 32\n"
+    );
+    let workload = Workload::Inputs {
+        name: "dwt_matrix".into(),
+        origin: format!("{FIX}/dwt_matrix.toml"),
+        text: kernel_file,
+    };
+    let dev = std::sync::Arc::new(dev);
+    let axes = vec!["block_x".to_string(), "n".to_string()];
+    let prepared = prepare_trace(&Context {
+        workload: &workload,
+        device: Some(&dev),
+        axes: &axes,
+        first_values: &[256.0, 1024.0],
+        t_p_us: None,
+        t_m_cycles: None,
+        calibration: None,
+    })
+    .unwrap();
+    let mut scratch = Scratch::default();
+    let mut n = 1024.0;
+    g.bench_function("sweep_point_trace_dwt_matrix_k8_fresh", |b| {
+        b.iter(|| {
+            n += 1024.0;
+            prepared
+                .evaluator
+                .evaluate(black_box(&[256.0, n]), &mut scratch)
+                .unwrap()
+                .time_us
         })
     });
     g.finish();

@@ -148,6 +148,10 @@ pub enum Sampling {
     Classes,
     /// Every block of the grid.
     All,
+    /// Only the block of `Classes` that stands for the most blocks (ties: the lowest linear
+    /// index), the one `model::trace_sim` simulates: what a sweep needs for the trace model's
+    /// time, at a fraction of the cost.
+    Representative,
 }
 
 /// Emulation options.
@@ -427,7 +431,7 @@ pub fn emulate(
     let mut em = Emulator::new(&cfg, &dec, params, launch, back_edges, opts.step_budget);
     let mut blocks: Vec<SampledBlock> = Vec::new();
     match opts.sampling {
-        Sampling::Classes => {
+        Sampling::Classes | Sampling::Representative => {
             for (z, wz, cz) in positions(launch.grid[2]) {
                 for (y, wy, cy) in positions(launch.grid[1]) {
                     for (x, wx, cx) in positions(launch.grid[0]) {
@@ -463,6 +467,11 @@ pub fn emulate(
             }
         }
     }
+    if opts.sampling == Sampling::Representative {
+        if let Some(rep) = representative(&blocks).cloned() {
+            blocks = vec![rep];
+        }
+    }
     blocks.sort_by_key(|b| b.linear);
     let mut warps = Vec::new();
     let mut seen_notes = BTreeSet::new();
@@ -494,6 +503,13 @@ pub fn emulate(
         notes,
         regs: dec.insts.iter().map(instr_regs).collect(),
     })
+}
+
+/// The sampled block that stands for the most blocks (ties: the lowest linear index).
+pub fn representative(blocks: &[SampledBlock]) -> Option<&SampledBlock> {
+    blocks
+        .iter()
+        .max_by_key(|b| (b.represents, std::cmp::Reverse(b.linear)))
 }
 
 fn linear(l: &LaunchDims, b: [u32; 3]) -> u64 {

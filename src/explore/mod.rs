@@ -11,6 +11,7 @@ pub mod best;
 pub mod registry;
 pub mod space;
 pub mod sweep;
+pub mod trace_cell;
 
 pub use registry::{Evaluator, Outcome, Workload, MODELS};
 pub use space::{Space, SpaceSpec};

@@ -228,6 +228,11 @@ pub const MODELS: &[ModelEntry] = &[
         takes: "--kernel (a built-in such as dwt-lattice, or a kernel program file)",
         prepare: prepare_puchala,
     },
+    ModelEntry {
+        name: "trace",
+        takes: "--inputs trace=KERNEL.toml (a PTX kernel file: ptx, entry, grid, block, args)",
+        prepare: super::trace_cell::prepare_trace,
+    },
 ];
 
 /// The registry line of a model, or an error listing the models.

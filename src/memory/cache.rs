@@ -73,6 +73,12 @@ impl Lru {
             self.misses += 1;
             return false;
         }
+        // The most recent sector again (a warp's broadcast, or the next warp reading what the
+        // last one read): a hit that leaves the order as it is, without a map lookup.
+        if self.head != NIL && self.key[self.head as usize] == sector {
+            self.hits += 1;
+            return true;
+        }
         if let Some(&i) = self.map.get(&sector) {
             self.unlink(i);
             self.push_front(i);
