@@ -435,6 +435,75 @@ fn build(
     ))
 }
 
+/// A PTX kernel file loaded for one device outside a sweep (calibration and evaluation read
+/// measured launches with it): the launch, arguments and representative-block emulation of a
+/// parameter point. The PTX is parsed once; emulations are memoised as in sweeps.
+pub struct LoadedKernelFile(TraceEvaluator);
+
+impl LoadedKernelFile {
+    /// Loads `text` (a PTX kernel file; `origin` names it and anchors its relative paths) for
+    /// `device`; `names` are the parameters the caller will give values for.
+    pub fn load(text: &str, origin: &str, device: Arc<Device>, names: &[String]) -> Result<Self> {
+        let (ev, _, _) = build(text, &origin.to_string(), Some(device), names, false)?;
+        Ok(Self(ev))
+    }
+
+    /// The kernel entry the file names.
+    pub fn entry(&self) -> &str {
+        &self.0.entry
+    }
+
+    /// Assumptions made while loading (e.g. registers defaulted).
+    pub fn notes(&self) -> &[String] {
+        &self.0.notes
+    }
+
+    pub fn resources(&self) -> KernelResources {
+        self.0.res
+    }
+
+    /// The device's latency table the trace model uses.
+    pub fn latencies(&self) -> &LatencyTable {
+        &self.0.lat
+    }
+
+    /// The launch and arguments at `params`; `grid`/`block`, when given (measured), replace the
+    /// file's expressions.
+    pub fn launch(
+        &self,
+        params: &ParamValues,
+        grid: Option<[u32; 3]>,
+        block: Option<[u32; 3]>,
+    ) -> Result<(LaunchDims, Vec<String>)> {
+        let ev = &self.0;
+        let launch = LaunchDims {
+            grid: match grid {
+                Some(g) => g,
+                None => ev.dims(&ev.grid, params, "grid")?,
+            },
+            block: match block {
+                Some(b) => b,
+                None => ev.dims(&ev.block, params, "block")?,
+            },
+        };
+        let mut args = Vec::with_capacity(ev.args.len());
+        for (name, v) in &ev.args {
+            let text = match v {
+                ArgValue::Literal(t) => t.clone(),
+                ArgValue::Expr(e) => e.evaluate(params, "args")?.to_string(),
+            };
+            args.push(format!("{name}={text}"));
+        }
+        Ok((launch, args))
+    }
+
+    /// The representative block's emulation of a launch (`trace_sim::run_on` gives the model's
+    /// time from it).
+    pub fn emulate(&self, launch: LaunchDims, args: Vec<String>) -> Result<Arc<Emulation>> {
+        self.0.block_trace(launch, args)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -603,74 +672,5 @@ args = ["3=1000000"]
             .unwrap()
             .to_string();
         assert!(e.contains("grid"), "{e}");
-    }
-}
-
-/// A PTX kernel file loaded for one device outside a sweep (calibration and evaluation read
-/// measured launches with it): the launch, arguments and representative-block emulation of a
-/// parameter point. The PTX is parsed once; emulations are memoised as in sweeps.
-pub struct LoadedKernelFile(TraceEvaluator);
-
-impl LoadedKernelFile {
-    /// Loads `text` (a PTX kernel file; `origin` names it and anchors its relative paths) for
-    /// `device`; `names` are the parameters the caller will give values for.
-    pub fn load(text: &str, origin: &str, device: Arc<Device>, names: &[String]) -> Result<Self> {
-        let (ev, _, _) = build(text, &origin.to_string(), Some(device), names, false)?;
-        Ok(Self(ev))
-    }
-
-    /// The kernel entry the file names.
-    pub fn entry(&self) -> &str {
-        &self.0.entry
-    }
-
-    /// Assumptions made while loading (e.g. registers defaulted).
-    pub fn notes(&self) -> &[String] {
-        &self.0.notes
-    }
-
-    pub fn resources(&self) -> KernelResources {
-        self.0.res
-    }
-
-    /// The device's latency table the trace model uses.
-    pub fn latencies(&self) -> &LatencyTable {
-        &self.0.lat
-    }
-
-    /// The launch and arguments at `params`; `grid`/`block`, when given (measured), replace the
-    /// file's expressions.
-    pub fn launch(
-        &self,
-        params: &ParamValues,
-        grid: Option<[u32; 3]>,
-        block: Option<[u32; 3]>,
-    ) -> Result<(LaunchDims, Vec<String>)> {
-        let ev = &self.0;
-        let launch = LaunchDims {
-            grid: match grid {
-                Some(g) => g,
-                None => ev.dims(&ev.grid, params, "grid")?,
-            },
-            block: match block {
-                Some(b) => b,
-                None => ev.dims(&ev.block, params, "block")?,
-            },
-        };
-        let mut args = Vec::with_capacity(ev.args.len());
-        for (name, v) in &ev.args {
-            let text = match v {
-                ArgValue::Literal(t) => t.clone(),
-                ArgValue::Expr(e) => e.evaluate(params, "args")?.to_string(),
-            };
-            args.push(format!("{name}={text}"));
-        }
-        Ok((launch, args))
-    }
-
-    /// The representative block's emulation of a launch (`trace_sim::run_on` gives the model's
-    /// time from it).
-    pub fn emulate(&self, launch: LaunchDims, args: Vec<String>) -> Result<Arc<Emulation>> {
-        self.0.block_trace(launch, args)
     }
 }
