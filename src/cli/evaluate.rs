@@ -288,7 +288,7 @@ pub fn run_evaluate(args: &EvaluateArgs) -> Result<()> {
     }
     bar.finish_and_clear();
     let mut e = evaluation.ok_or_else(|| Error::invalid("--model", "no model to evaluate"))?;
-    e.notes.extend(extra_notes);
+    e.notes.extend(extra_notes.iter().cloned());
     if e.aggregates.is_empty() {
         return Err(Error::invalid(
             "--measurements",
@@ -300,6 +300,7 @@ pub fn run_evaluate(args: &EvaluateArgs) -> Result<()> {
                     .values()
                     .flat_map(|m| m.iter().map(|(k, v)| format!("{k}: {v}")))
                     .chain(e.notes.iter().take(1).cloned())
+                    .chain(extra_notes.iter().cloned())
                     .collect::<Vec<_>>()
                     .join("; ")
             ),
