@@ -12,18 +12,23 @@ use crate::error::{write_atomic, Error, Result};
 use crate::eval::evaluate::{evaluate, Run};
 use crate::eval::report;
 use crate::fit::calibrate::{
-    calibrate_with_progress, prepare, CalibrateOptions, Calibration, Model, Scope,
+    calibrate_with_progress, prepare_with, CalibrateOptions, Calibration, Model, Scope,
 };
 use crate::fit::measurements::read_measurements;
+use crate::fit::trace_calibration::KernelFileSource;
 
 #[derive(Debug, Args)]
 pub struct CalibrateArgs {
-    /// The model: roofline, mwp-cwp, hong-kim, wu or lslag.
+    /// The model: roofline, mwp-cwp, hong-kim, wu, lslag, puchala or trace.
     #[arg(long)]
     pub model: String,
     /// A measurement file (any supported format, plain or gzip).
     #[arg(long, value_name = "FILE")]
     pub measurements: PathBuf,
+    /// For `trace`: the PTX kernel file (the sweep's format) naming the measured kernel; the
+    /// rows' grid, block and `param:` columns give each launch.
+    #[arg(long, value_name = "KERNEL.toml")]
+    pub kernel_file: Option<PathBuf>,
     #[command(flatten)]
     pub device: DeviceSelection,
     /// One parameter set per `device` or per `kernel` (device and kernel).
@@ -52,7 +57,19 @@ pub fn run_calibrate(args: &CalibrateArgs) -> Result<()> {
     let model = Model::parse(&args.model)?;
     let device = args.device.resolve_optional()?;
     let set = read_measurements(&args.measurements)?;
-    let prepared = prepare(&set.measurements, model, device.as_ref())?;
+    let kernel_file = read_kernel_file(args.kernel_file.as_deref())?;
+    if model == Model::Trace && kernel_file.is_none() {
+        return Err(Error::missing(
+            "--kernel-file",
+            "calibrating trace needs --kernel-file KERNEL.toml (a PTX kernel file naming the measured kernel)",
+        ));
+    }
+    let prepared = prepare_with(
+        &set.measurements,
+        model,
+        device.as_ref(),
+        kernel_file.as_ref(),
+    )?;
     let options = CalibrateOptions {
         scope: Scope::parse(&args.scope)?,
         folds: args.folds,
@@ -139,6 +156,10 @@ pub struct EvaluateArgs {
     pub calibration: Vec<PathBuf>,
     #[command(flatten)]
     pub device: DeviceSelection,
+    /// The PTX kernel file of the measured kernel, for the `trace` model (without it, `all`
+    /// leaves trace out).
+    #[arg(long, value_name = "KERNEL.toml")]
+    pub kernel_file: Option<PathBuf>,
     /// Directory for the report: HTML, SVG charts, CSV tables and JSON.
     #[arg(long, value_name = "DIR")]
     pub report: Option<PathBuf>,
@@ -158,6 +179,8 @@ pub fn run_evaluate(args: &EvaluateArgs) -> Result<()> {
         .map(|p| Calibration::from_toml(&super::read_text(p)?, &p.display().to_string()))
         .collect::<Result<_>>()?;
     let set = read_measurements(&args.measurements)?;
+    let kernel_file = read_kernel_file(args.kernel_file.as_deref())?;
+    let mut extra_notes = Vec::new();
     let models: Vec<Model> = if args.model == "all" {
         let mut m: Vec<Model> = Model::ALL
             .iter()
@@ -172,6 +195,13 @@ pub fn run_evaluate(args: &EvaluateArgs) -> Result<()> {
         };
         if set.measurements.iter().any(|x| builtin(&x.kernel)) {
             m.push(Model::Puchala);
+        }
+        if kernel_file.is_some() {
+            m.push(Model::Trace);
+        } else {
+            extra_notes.push(
+                "trace not evaluated: no PTX kernel file (--kernel-file KERNEL.toml) names the rows' kernel".to_string(),
+            );
         }
         m
     } else {
@@ -222,7 +252,10 @@ pub fn run_evaluate(args: &EvaluateArgs) -> Result<()> {
     let mut prepared = Vec::new();
     for (f, runs) in families {
         if !runs.is_empty() {
-            prepared.push((prepare(&set.measurements, f, device.as_ref())?, runs));
+            prepared.push((
+                prepare_with(&set.measurements, f, device.as_ref(), kernel_file.as_ref())?,
+                runs,
+            ));
         }
     }
     let total: usize = prepared.iter().map(|(p, r)| p.rows.len() * r.len()).sum();
@@ -254,7 +287,8 @@ pub fn run_evaluate(args: &EvaluateArgs) -> Result<()> {
         }
     }
     bar.finish_and_clear();
-    let e = evaluation.ok_or_else(|| Error::invalid("--model", "no model to evaluate"))?;
+    let mut e = evaluation.ok_or_else(|| Error::invalid("--model", "no model to evaluate"))?;
+    e.notes.extend(extra_notes.iter().cloned());
     if e.aggregates.is_empty() {
         return Err(Error::invalid(
             "--measurements",
@@ -266,6 +300,7 @@ pub fn run_evaluate(args: &EvaluateArgs) -> Result<()> {
                     .values()
                     .flat_map(|m| m.iter().map(|(k, v)| format!("{k}: {v}")))
                     .chain(e.notes.iter().take(1).cloned())
+                    .chain(extra_notes.iter().cloned())
                     .collect::<Vec<_>>()
                     .join("; ")
             ),
@@ -286,6 +321,17 @@ pub fn run_evaluate(args: &EvaluateArgs) -> Result<()> {
         println!("report: {}", dir.join("index.html").display());
     }
     Ok(())
+}
+
+/// Reads `--kernel-file` (a PTX kernel file; relative paths inside resolve against it).
+fn read_kernel_file(path: Option<&Path>) -> Result<Option<KernelFileSource>> {
+    path.map(|p| {
+        Ok(KernelFileSource {
+            text: super::read_text(p)?,
+            origin: p.display().to_string(),
+        })
+    })
+    .transpose()
 }
 
 /// Writes every output of an evaluation into `dir`, each file atomically.
@@ -331,7 +377,16 @@ pub fn run_predict_calibrated(args: &super::predict::PredictArgs, cal_path: &Pat
         ));
     }
     let device = args.device.resolve()?;
-    let kernel = args.kernel.clone().unwrap_or_default();
+    // A trace calibration per kernel is found by the PTX entry's name.
+    let kernel = args
+        .kernel
+        .clone()
+        .or_else(|| {
+            (model == Model::Trace)
+                .then(|| args.entry.clone())
+                .flatten()
+        })
+        .unwrap_or_default();
     let q = cal.params_for(&device, &kernel).ok_or_else(|| {
         let kernels: Vec<String> = cal
             .groups
@@ -437,6 +492,7 @@ pub fn run_predict_calibrated(args: &super::predict::PredictArgs, cal_path: &Pat
             p.params = point.to_json();
             p
         }
+        Model::Trace => predict_trace_calibrated(args, &device, &q)?,
         Model::Lslag => {
             let gamma = args
                 .gamma
@@ -467,4 +523,65 @@ pub fn run_predict_calibrated(args: &super::predict::PredictArgs, cal_path: &Pat
         println!("  note: {n}");
     }
     Ok(())
+}
+
+/// `predict --model trace --calibration CAL.toml --ptx ..`: the kernel emulated as `predict`
+/// does, simulated with the calibrated DRAM and L2 latencies, plus the launch overhead.
+fn predict_trace_calibrated(
+    args: &super::predict::PredictArgs,
+    device: &crate::device::Device,
+    q: &[f64],
+) -> Result<crate::model::Prediction> {
+    use crate::model::trace_sim::{self, KernelResources};
+    let missing = |flag: &str| {
+        Error::missing(
+            flag,
+            "trace with --calibration reads a kernel: --ptx FILE.ptx --entry NAME --grid X[,Y,Z] --block X[,Y,Z]",
+        )
+    };
+    let ptx = args.ptx.as_ref().ok_or_else(|| missing("--ptx"))?;
+    let entry = args.entry.clone().ok_or_else(|| missing("--entry"))?;
+    let grid = args.grid.clone().ok_or_else(|| missing("--grid"))?;
+    let block = args.block.clone().ok_or_else(|| missing("--block"))?;
+    let report = match &args.resources {
+        Some(p) => Some(
+            crate::ptx::resources::parse_report(&super::read_text(p)?)
+                .into_iter()
+                .find(|r| r.name == entry)
+                .ok_or_else(|| Error::file(p, format!("has no entry for kernel `{entry}`")))?,
+        ),
+        None => None,
+    };
+    let em = super::trace::emulate_file(
+        ptx,
+        &entry,
+        &grid,
+        &block,
+        &args.args,
+        crate::emulate::Options::default(),
+    )?;
+    let res = KernelResources {
+        registers_per_thread: report
+            .as_ref()
+            .and_then(|r| r.registers)
+            .map_or(32, |r| r as u32),
+        shared_bytes_per_block: report
+            .as_ref()
+            .and_then(|r| r.shared_bytes)
+            .unwrap_or(em.shared_bytes_static) as u32,
+    };
+    let mut lat = crate::device::latencies::for_device(device)?;
+    lat.values.dram *= q[0];
+    lat.values.l2_hit *= q[1];
+    let (mut p, _) = trace_sim::predict(device, &em, res, &lat)?;
+    p.time_us += q[2];
+    p.notes.push(format!(
+        "launch overhead {:.3} us added to the simulated time",
+        q[2]
+    ));
+    if report.is_none() {
+        p.notes
+            .push("no resource report (--resources): 32 registers per thread assumed".into());
+    }
+    Ok(p)
 }

@@ -278,6 +278,24 @@ pub fn prepare_trace(cx: &Context<'_>) -> Result<Prepared> {
             ))
         }
     };
+    let (evaluator, uses, notes) = build(text, origin, cx.device.cloned(), cx.axes, true)?;
+    Ok(Prepared {
+        evaluator: Box::new(evaluator),
+        uses,
+        notes,
+    })
+}
+
+/// Loads a PTX kernel file for one device: parsed once, with its resources and latencies;
+/// `axes` are the parameter names the caller will give values for; with `strict`, a name the file
+/// uses that is not among them is an error (else it fails the points that lack it).
+fn build(
+    text: &str,
+    origin: &String,
+    device: Option<Arc<Device>>,
+    axes: &[String],
+    strict: bool,
+) -> Result<(TraceEvaluator, Vec<bool>, Vec<String>)> {
     let file: PtxKernelFile = toml::from_str(text).map_err(|e| {
         Error::file(
             origin,
@@ -288,7 +306,7 @@ pub fn prepare_trace(cx: &Context<'_>) -> Result<Prepared> {
             ),
         )
     })?;
-    let device = cx.device.cloned().ok_or_else(|| {
+    let device = device.ok_or_else(|| {
         Error::missing(
             "--device",
             "model trace needs a device (--device NAME or a filter)",
@@ -374,14 +392,13 @@ pub fn prepare_trace(cx: &Context<'_>) -> Result<Prepared> {
             names.extend(e.parameter_names());
         }
     }
-    let uses: Vec<bool> = cx
-        .axes
+    let uses: Vec<bool> = axes
         .iter()
         .map(|a| names.iter().any(|n| n.eq_ignore_ascii_case(a)))
         .collect();
     if let Some(n) = names
         .iter()
-        .find(|n| !cx.axes.iter().any(|a| a.eq_ignore_ascii_case(n)))
+        .find(|n| strict && !axes.iter().any(|a| a.eq_ignore_ascii_case(n)))
     {
         return Err(Error::missing(
             format!("--param {n}"),
@@ -394,8 +411,8 @@ pub fn prepare_trace(cx: &Context<'_>) -> Result<Prepared> {
             "{origin}: the kernel never reads the grid size: an emulated block is reused for points that change only the grid"
         ));
     }
-    Ok(Prepared {
-        evaluator: Box::new(TraceEvaluator {
+    Ok((
+        TraceEvaluator {
             module,
             entry: file.entry,
             origin: origin.clone(),
@@ -408,14 +425,83 @@ pub fn prepare_trace(cx: &Context<'_>) -> Result<Prepared> {
                 registers_per_thread: registers,
                 shared_bytes_per_block: shared,
             },
-            axes: cx.axes.to_vec(),
+            axes: axes.to_vec(),
             reads_grid_size,
             memo: Mutex::new(HashMap::new()),
             notes: notes.clone(),
-        }),
+        },
         uses,
         notes,
-    })
+    ))
+}
+
+/// A PTX kernel file loaded for one device outside a sweep (calibration and evaluation read
+/// measured launches with it): the launch, arguments and representative-block emulation of a
+/// parameter point. The PTX is parsed once; emulations are memoised as in sweeps.
+pub struct LoadedKernelFile(TraceEvaluator);
+
+impl LoadedKernelFile {
+    /// Loads `text` (a PTX kernel file; `origin` names it and anchors its relative paths) for
+    /// `device`; `names` are the parameters the caller will give values for.
+    pub fn load(text: &str, origin: &str, device: Arc<Device>, names: &[String]) -> Result<Self> {
+        let (ev, _, _) = build(text, &origin.to_string(), Some(device), names, false)?;
+        Ok(Self(ev))
+    }
+
+    /// The kernel entry the file names.
+    pub fn entry(&self) -> &str {
+        &self.0.entry
+    }
+
+    /// Assumptions made while loading (e.g. registers defaulted).
+    pub fn notes(&self) -> &[String] {
+        &self.0.notes
+    }
+
+    pub fn resources(&self) -> KernelResources {
+        self.0.res
+    }
+
+    /// The device's latency table the trace model uses.
+    pub fn latencies(&self) -> &LatencyTable {
+        &self.0.lat
+    }
+
+    /// The launch and arguments at `params`; `grid`/`block`, when given (measured), replace the
+    /// file's expressions.
+    pub fn launch(
+        &self,
+        params: &ParamValues,
+        grid: Option<[u32; 3]>,
+        block: Option<[u32; 3]>,
+    ) -> Result<(LaunchDims, Vec<String>)> {
+        let ev = &self.0;
+        let launch = LaunchDims {
+            grid: match grid {
+                Some(g) => g,
+                None => ev.dims(&ev.grid, params, "grid")?,
+            },
+            block: match block {
+                Some(b) => b,
+                None => ev.dims(&ev.block, params, "block")?,
+            },
+        };
+        let mut args = Vec::with_capacity(ev.args.len());
+        for (name, v) in &ev.args {
+            let text = match v {
+                ArgValue::Literal(t) => t.clone(),
+                ArgValue::Expr(e) => e.evaluate(params, "args")?.to_string(),
+            };
+            args.push(format!("{name}={text}"));
+        }
+        Ok((launch, args))
+    }
+
+    /// The representative block's emulation of a launch (`trace_sim::run_on` gives the model's
+    /// time from it).
+    pub fn emulate(&self, launch: LaunchDims, args: Vec<String>) -> Result<Arc<Emulation>> {
+        self.0.block_trace(launch, args)
+    }
 }
 
 #[cfg(test)]

@@ -18,6 +18,9 @@
 //!   parameters `n`, `k`): `t_p` (0..100 µs; the median launch API time when the rows carry one,
 //!   puchala2022 section 5.3, and then not fitted), `t_m` (0..200 cycles) and one scale on every
 //!   memory duration of the kernel program (0.05..20).
+//! - `trace` (rows of the kernel a PTX kernel file names, `fit::trace_calibration`): a DRAM
+//!   latency scale and an L2 hit latency scale (0.2..5 each, on the device's latency table) and
+//!   the launch overhead (0..100 µs) added to the simulated time.
 //!
 //! Fitting minimises the mean squared relative error `mean (t_model / t_measured - 1)^2` (so
 //! that short and long kernels weigh alike, as the MAPE does). `lslag` is linear in its
@@ -53,6 +56,7 @@ pub enum Model {
     Wu,
     Lslag,
     Puchala,
+    Trace,
 }
 
 impl Model {
@@ -63,6 +67,7 @@ impl Model {
         Model::Wu,
         Model::Lslag,
         Model::Puchala,
+        Model::Trace,
     ];
 
     pub fn name(self) -> &'static str {
@@ -73,6 +78,7 @@ impl Model {
             Model::Wu => "wu",
             Model::Lslag => "lslag",
             Model::Puchala => "puchala",
+            Model::Trace => "trace",
         }
     }
 
@@ -91,7 +97,7 @@ impl Model {
 
     /// Whether the model runs on profiler-counter rows.
     pub fn uses_counters(self) -> bool {
-        !matches!(self, Model::Lslag | Model::Puchala)
+        !matches!(self, Model::Lslag | Model::Puchala | Model::Trace)
     }
 }
 
@@ -175,6 +181,26 @@ pub fn param_specs(model: Model) -> &'static [ParamSpec] {
                 start: 1.0,
             },
         ],
+        Model::Trace => &[
+            ParamSpec {
+                name: "dram_latency_scale",
+                lower: 0.2,
+                upper: 5.0,
+                start: 1.0,
+            },
+            ParamSpec {
+                name: "l2_latency_scale",
+                lower: 0.2,
+                upper: 5.0,
+                start: 1.0,
+            },
+            ParamSpec {
+                name: "launch_overhead_us",
+                lower: 0.0,
+                upper: 100.0,
+                start: 3.0,
+            },
+        ],
         Model::Lslag => &[
             ParamSpec {
                 name: "alpha_us",
@@ -205,6 +231,8 @@ pub enum RowInputs {
         kernel: crate::model::puchala::Builtin,
         params: crate::workload::params::ParamValues,
     },
+    /// A launch of the kernel a PTX kernel file names, emulated.
+    Trace(Box<super::trace_calibration::TraceInputs>),
 }
 
 /// A measurement ready for the models.
@@ -246,6 +274,17 @@ pub fn prepare(
     measurements: &[Measurement],
     model: Model,
     device: Option<&Device>,
+) -> Result<Prepared> {
+    prepare_with(measurements, model, device, None)
+}
+
+/// As [`prepare`], with the PTX kernel file the `trace` model reads the rows' kernel from
+/// (without one, every row is left out of `trace`).
+pub fn prepare_with(
+    measurements: &[Measurement],
+    model: Model,
+    device: Option<&Device>,
+    kernel_file: Option<&super::trace_calibration::KernelFileSource>,
 ) -> Result<Prepared> {
     let mut devices: Vec<Device> = Vec::new();
     let mut by_label: BTreeMap<String, Option<usize>> = BTreeMap::new();
@@ -309,10 +348,31 @@ pub fn prepare(
             }
         }
     }
+    let tracer = match (model, kernel_file) {
+        (Model::Trace, Some(src)) => {
+            let mut names: Vec<String> = todo
+                .iter()
+                .flat_map(|(_, m)| m.params.keys().cloned())
+                .collect();
+            names.sort();
+            names.dedup();
+            let b = super::trace_calibration::TraceRowBuilder::new(src, &devices, &names);
+            for (i, d) in devices.iter().enumerate() {
+                notes.insert(d.name.clone(), b.notes(i));
+            }
+            Some(b)
+        }
+        _ => None,
+    };
     let built: Vec<std::result::Result<Row, String>> = todo
         .par_iter()
         .map(|(i, m)| {
-            let inputs = if model.uses_counters() {
+            let inputs = if model == Model::Trace {
+                let b = tracer
+                    .as_ref()
+                    .ok_or("trace needs a PTX kernel file (--kernel-file KERNEL.toml)")?;
+                RowInputs::Trace(Box::new(b.inputs(*i, m)?))
+            } else if model.uses_counters() {
                 let lat = lat_cache
                     .get(i)
                     .and_then(|l| l.as_ref())
@@ -381,7 +441,7 @@ pub fn prepare(
 }
 
 /// An error's message without the row position (so that skip reasons can be counted).
-fn short_msg(e: &Error) -> String {
+pub(crate) fn short_msg(e: &Error) -> String {
     let s = e.to_string();
     match s.find(" (") {
         Some(i) => s[..i].to_string(),
@@ -519,6 +579,9 @@ pub fn predict_row(
                 t_m_cycles: t_m,
             };
             Ok(crate::model::puchala::predict(device, &req)?.time_us)
+        }
+        (RowInputs::Trace(t), Model::Trace) => {
+            super::trace_calibration::trace_time_us(device, t, params)
         }
         (RowInputs::Lslag { gamma, s }, Model::Lslag) => match params {
             Some(q) => Ok((q[0] / gamma + q[1]) * s),
@@ -765,6 +828,9 @@ pub fn fit_rows_from(
         }
         return Ok(super::nnls::nnls(&a, &b)?.x);
     }
+    if model == Model::Trace {
+        return fit_trace(devices, rows, extra_start);
+    }
     let mut lower: Vec<f64> = specs.iter().map(|s| s.lower).collect();
     let mut upper: Vec<f64> = specs.iter().map(|s| s.upper).collect();
     let mut first_start = specs.iter().map(|s| s.start).collect::<Vec<f64>>();
@@ -804,6 +870,88 @@ pub fn fit_rows_from(
         }
     }
     Ok(best.map(|b| b.0).unwrap_or_default())
+}
+
+/// The trace fit. The launch overhead enters linearly, so for given latency scales its best value
+/// is closed-form: with simulated times `s_i` and measured `m_i`, `sum ((s_i + o) / m_i - 1)^2`
+/// is least at `o = sum (1 - s_i / m_i) / m_i / sum 1 / m_i^2` (clamped to its bounds). The
+/// bounded Nelder-Mead then searches the two latency scales only, from a grid of starts (the
+/// simulated time is piecewise linear in the latencies, with kinks where a resource changes
+/// hands, so a single start can stop on a kink).
+fn fit_trace(devices: &[Device], rows: &[&Row], extra_start: Option<&[f64]>) -> Result<Vec<f64>> {
+    let specs = param_specs(Model::Trace);
+    let (o_lo, o_hi) = (specs[2].lower, specs[2].upper);
+    let simulate = |q: &[f64]| -> Vec<Option<f64>> {
+        rows.iter()
+            .map(|r| {
+                predict_row(
+                    Model::Trace,
+                    &devices[r.device],
+                    r,
+                    Some(&[q[0], q[1], 0.0]),
+                )
+                .ok()
+                .filter(|t| t.is_finite())
+            })
+            .collect()
+    };
+    let best_overhead = |sim: &[Option<f64>]| {
+        let (mut num, mut den) = (0.0, 0.0);
+        for (r, s) in rows.iter().zip(sim) {
+            if let Some(s) = s {
+                num += (1.0 - s / r.measured_us) / r.measured_us;
+                den += 1.0 / (r.measured_us * r.measured_us);
+            }
+        }
+        if den > 0.0 {
+            (num / den).clamp(o_lo, o_hi)
+        } else {
+            o_lo
+        }
+    };
+    let objective = |q: &[f64]| {
+        let sim = simulate(q);
+        let o = best_overhead(&sim);
+        rows.iter()
+            .zip(&sim)
+            .map(|(r, s)| match s {
+                Some(s) => ((s + o) / r.measured_us - 1.0).powi(2),
+                None => 1.0,
+            })
+            .sum::<f64>()
+            / rows.len() as f64
+    };
+    let lower = [specs[0].lower, specs[1].lower];
+    let upper = [specs[0].upper, specs[1].upper];
+    let mut starts: Vec<[f64; 2]> = Vec::new();
+    for a in [0.5, 1.0, 2.0] {
+        for b in [0.5, 1.0, 2.0] {
+            starts.push([a, b]);
+        }
+    }
+    if let Some(x) = extra_start {
+        starts.insert(
+            0,
+            [
+                x[0].clamp(lower[0], upper[0]),
+                x[1].clamp(lower[1], upper[1]),
+            ],
+        );
+    }
+    let mut best: Option<(Vec<f64>, f64)> = None;
+    for s in starts {
+        let m = minimize(objective, &s, &lower, &upper, &NelderMeadOptions::default())?;
+        if best.as_ref().is_none_or(|(_, v)| m.value < *v) {
+            best = Some((m.x, m.value));
+        }
+        if best.as_ref().is_some_and(|(_, v)| *v < 1e-24) {
+            break;
+        }
+    }
+    let mut q = best.map(|b| b.0).unwrap_or_else(|| vec![1.0, 1.0]);
+    let o = best_overhead(&simulate(&q));
+    q.push(o);
+    Ok(q)
 }
 
 fn mape_max(errors: &[f64]) -> (f64, f64) {

@@ -25,5 +25,6 @@ pub mod nnls;
 pub mod ols;
 pub mod rank;
 pub mod split;
+pub mod trace_calibration;
 
 pub use matrix::Matrix;
