@@ -5,20 +5,30 @@
 //! O(1) per access (hash map into an intrusive doubly linked list). It counts hits and misses;
 //! it does not model associativity sets, write policies or timing.
 
-use std::collections::HashMap;
-
-use crate::ptx::parser::BuildFx;
-
 const NIL: u32 = u32::MAX;
+/// Slots of a new cache's table.
+const MIN_TABLE: usize = 16;
+
+/// One cached sector and its neighbours in recency order (most recent at `head`).
+#[derive(Debug, Clone, Copy)]
+struct Node {
+    sector: u64,
+    prev: u32,
+    next: u32,
+}
 
 /// An LRU cache of `capacity` sectors.
+///
+/// The sectors live in `nodes`, linked from most to least recently used; `table` finds a
+/// sector's node: open addressing with linear probing over at least twice the sectors held, so
+/// a lookup reads one or two slots (4 bytes each) and one node.
 #[derive(Debug, Clone)]
 pub struct Lru {
     capacity: usize,
-    map: HashMap<u64, u32, BuildFx>,
-    key: Vec<u64>,
-    prev: Vec<u32>,
-    next: Vec<u32>,
+    nodes: Vec<Node>,
+    table: Vec<u32>,
+    /// log2 of the table length.
+    table_bits: u32,
     head: u32,
     tail: u32,
     pub hits: u64,
@@ -28,12 +38,18 @@ pub struct Lru {
 impl Lru {
     /// A cache holding `capacity` sectors (0: every access misses).
     pub fn new(capacity: usize) -> Self {
+        // The table grows with the sectors held (`grow`): a small trace never pays for a large
+        // cache.
+        let table_len = MIN_TABLE;
         Self {
             capacity,
-            map: HashMap::default(),
-            key: Vec::new(),
-            prev: Vec::new(),
-            next: Vec::new(),
+            nodes: Vec::new(),
+            table: if capacity == 0 {
+                Vec::new()
+            } else {
+                vec![NIL; table_len]
+            },
+            table_bits: table_len.trailing_zeros(),
             head: NIL,
             tail: NIL,
             hits: 0,
@@ -41,25 +57,89 @@ impl Lru {
         }
     }
 
-    fn unlink(&mut self, i: u32) {
-        let (p, n) = (self.prev[i as usize], self.next[i as usize]);
-        if p != NIL {
-            self.next[p as usize] = n;
-        } else {
-            self.head = n;
+    /// The table slot where the search for `sector` starts (Fibonacci hashing: the top bits of
+    /// a multiplication, so sectors that differ in low bits spread out).
+    #[inline]
+    fn home(&self, sector: u64) -> usize {
+        (sector.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - self.table_bits)) as usize
+    }
+
+    /// The table slot and node of `sector`, or the empty slot where it would go.
+    #[inline]
+    fn find(&self, sector: u64) -> (usize, Option<u32>) {
+        let mask = self.table.len() - 1;
+        let mut i = self.home(sector);
+        loop {
+            let n = self.table[i];
+            if n == NIL {
+                return (i, None);
+            }
+            if self.nodes[n as usize].sector == sector {
+                return (i, Some(n));
+            }
+            i = (i + 1) & mask;
         }
-        if n != NIL {
-            self.prev[n as usize] = p;
+    }
+
+    /// Empties table slot `i`, moving later entries of its probe run back so that every entry
+    /// stays reachable from its home slot (deletion without tombstones).
+    fn remove_slot(&mut self, mut i: usize) {
+        let mask = self.table.len() - 1;
+        self.table[i] = NIL;
+        let mut j = i;
+        loop {
+            j = (j + 1) & mask;
+            let n = self.table[j];
+            if n == NIL {
+                return;
+            }
+            let home = self.home(self.nodes[n as usize].sector);
+            // The entry at j may stay when its home lies cyclically in (i, j].
+            let stays = if i <= j {
+                i < home && home <= j
+            } else {
+                i < home || home <= j
+            };
+            if !stays {
+                self.table[i] = n;
+                self.table[j] = NIL;
+                i = j;
+            }
+        }
+    }
+
+    /// Doubles the table and places every held sector again.
+    fn grow(&mut self) {
+        let len = self.table.len() * 2;
+        self.table = vec![NIL; len];
+        self.table_bits = len.trailing_zeros();
+        for n in 0..self.nodes.len() as u32 {
+            let (slot, _) = self.find(self.nodes[n as usize].sector);
+            self.table[slot] = n;
+        }
+    }
+
+    fn unlink(&mut self, i: u32) {
+        let Node { prev, next, .. } = self.nodes[i as usize];
+        if prev != NIL {
+            self.nodes[prev as usize].next = next;
         } else {
-            self.tail = p;
+            self.head = next;
+        }
+        if next != NIL {
+            self.nodes[next as usize].prev = prev;
+        } else {
+            self.tail = prev;
         }
     }
 
     fn push_front(&mut self, i: u32) {
-        self.prev[i as usize] = NIL;
-        self.next[i as usize] = self.head;
-        if self.head != NIL {
-            self.prev[self.head as usize] = i;
+        let head = self.head;
+        let node = &mut self.nodes[i as usize];
+        node.prev = NIL;
+        node.next = head;
+        if head != NIL {
+            self.nodes[head as usize].prev = i;
         }
         self.head = i;
         if self.tail == NIL {
@@ -68,38 +148,51 @@ impl Lru {
     }
 
     /// Accesses a sector; returns whether it hit.
+    #[inline]
     pub fn access(&mut self, sector: u64) -> bool {
         if self.capacity == 0 {
             self.misses += 1;
             return false;
         }
         // The most recent sector again (a warp's broadcast, or the next warp reading what the
-        // last one read): a hit that leaves the order as it is, without a map lookup.
-        if self.head != NIL && self.key[self.head as usize] == sector {
+        // last one read): a hit that leaves the order as it is, without a lookup.
+        if self.head != NIL && self.nodes[self.head as usize].sector == sector {
             self.hits += 1;
             return true;
         }
-        if let Some(&i) = self.map.get(&sector) {
-            self.unlink(i);
-            self.push_front(i);
+        let (slot, found) = self.find(sector);
+        if let Some(n) = found {
+            self.unlink(n);
+            self.push_front(n);
             self.hits += 1;
             return true;
         }
         self.misses += 1;
-        let slot = if self.key.len() < self.capacity {
-            self.key.push(sector);
-            self.prev.push(NIL);
-            self.next.push(NIL);
-            (self.key.len() - 1) as u32
+        let (node, slot) = if self.nodes.len() < self.capacity {
+            // At most half full, so that probe runs stay short.
+            let slot = if 2 * (self.nodes.len() + 1) > self.table.len() {
+                self.grow();
+                self.find(sector).0
+            } else {
+                slot
+            };
+            self.nodes.push(Node {
+                sector,
+                prev: NIL,
+                next: NIL,
+            });
+            ((self.nodes.len() - 1) as u32, slot)
         } else {
             let victim = self.tail;
             self.unlink(victim);
-            self.map.remove(&self.key[victim as usize]);
-            self.key[victim as usize] = sector;
-            victim
+            let (victim_slot, _) = self.find(self.nodes[victim as usize].sector);
+            self.remove_slot(victim_slot);
+            self.nodes[victim as usize].sector = sector;
+            // Removing the victim moved entries: search the free slot again.
+            (victim, self.find(sector).0)
         };
-        self.map.insert(sector, slot);
-        self.push_front(slot);
+        self.table[slot] = node;
+        self.push_front(node);
         false
     }
 
@@ -132,6 +225,62 @@ mod tests {
         }
         assert!(!c.access(1));
         assert_eq!((c.hits, c.misses), (0, 4));
+    }
+
+    /// LRU in its plainest form: a list from most to least recent.
+    struct PlainLru {
+        capacity: usize,
+        order: Vec<u64>,
+    }
+
+    impl PlainLru {
+        fn access(&mut self, s: u64) -> bool {
+            let hit = match self.order.iter().position(|&x| x == s) {
+                Some(i) => {
+                    self.order.remove(i);
+                    true
+                }
+                None => false,
+            };
+            if self.capacity > 0 {
+                self.order.insert(0, s);
+                self.order.truncate(self.capacity);
+            }
+            hit
+        }
+    }
+
+    #[test]
+    fn equals_a_plain_lru_on_random_streams() {
+        // Sectors drawn from ranges a little larger than the capacity (many evictions), with
+        // strides that collide in the table (multiples of a power of two), xorshift-random.
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        for (capacity, range, stride) in [
+            (1usize, 3u64, 1u64),
+            (4, 9, 1),
+            (16, 40, 1 << 20),
+            (100, 130, 4),
+            (3072, 4000, 32),
+            (7, 7, 1 << 40),
+        ] {
+            let mut fast = Lru::new(capacity);
+            let mut plain = PlainLru {
+                capacity,
+                order: Vec::new(),
+            };
+            for i in 0..20_000 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let s = (x % range) * stride;
+                assert_eq!(
+                    fast.access(s),
+                    plain.access(s),
+                    "capacity {capacity}, access {i}"
+                );
+            }
+            assert!(fast.hits > 0 && fast.misses > 0, "capacity {capacity}");
+        }
     }
 
     #[test]
@@ -185,54 +334,102 @@ pub fn simulate(
     l1_sectors: usize,
     l2_sectors: usize,
 ) -> CacheResult {
-    use crate::workload::trace::MemSpace;
-    let mut l1 = Lru::new(l1_sectors);
-    let mut l2 = Lru::new(l2_sectors);
-    let mut hits: Vec<Vec<AccessHits>> = warps
-        .iter()
-        .map(|w| vec![AccessHits::default(); w.accesses.len()])
-        .collect();
-    let mut pos = vec![0usize; warps.len()];
-    let mut live = warps.len();
-    while live > 0 {
-        live = 0;
-        for (k, w) in warps.iter().enumerate() {
-            let Some(a) = w.accesses.get(pos[k]) else {
-                continue;
-            };
-            live += 1;
-            let idx = pos[k];
-            pos[k] += 1;
-            if !matches!(a.space, MemSpace::Global | MemSpace::Local) {
-                continue;
-            }
-            let sectors = &w.sector_ids[a.sector_start as usize..a.sector_end as usize];
-            if sectors.is_empty() {
-                continue;
-            }
-            let (mut h1, mut h2, mut n2) = (0u32, 0u32, 0u32);
-            for &s in sectors {
-                if !a.store && l1.access(s) {
-                    h1 += 1;
-                    continue;
-                }
-                n2 += 1;
-                if l2.access(s) {
-                    h2 += 1;
-                }
-            }
-            let n = sectors.len() as f32;
-            hits[k][idx] = AccessHits {
-                l1: h1 as f32 / n,
-                l2: if n2 == 0 { 0.0 } else { h2 as f32 / n2 as f32 },
-            };
+    let mut sim = CacheSim::new(warps, l1_sectors, l2_sectors);
+    while sim.run_rounds(usize::MAX) {}
+    sim.finish()
+}
+
+/// [`simulate`] a few rounds at a time, so that a consumer can use the hits of the requests
+/// simulated so far (the trace model compresses traces while the caches are still running).
+#[derive(Debug)]
+pub struct CacheSim<'a> {
+    warps: &'a [&'a crate::workload::trace::WarpTrace],
+    l1: Lru,
+    l2: Lru,
+    /// Per warp, the requests simulated so far: `hits[k][..done[k]]` are final.
+    done: Vec<usize>,
+    hits: Vec<Vec<AccessHits>>,
+}
+
+impl<'a> CacheSim<'a> {
+    pub fn new(
+        warps: &'a [&'a crate::workload::trace::WarpTrace],
+        l1_sectors: usize,
+        l2_sectors: usize,
+    ) -> Self {
+        Self {
+            warps,
+            l1: Lru::new(l1_sectors),
+            l2: Lru::new(l2_sectors),
+            done: vec![0; warps.len()],
+            hits: warps
+                .iter()
+                .map(|w| vec![AccessHits::default(); w.accesses.len()])
+                .collect(),
         }
     }
-    CacheResult {
-        l1_hit_ratio: l1.hit_ratio(),
-        l2_hit_ratio: l2.hit_ratio(),
-        l1_accesses: l1.hits + l1.misses,
-        l2_accesses: l2.hits + l2.misses,
-        hits,
+
+    /// Requests of warp `k` simulated so far.
+    pub fn done(&self, k: usize) -> usize {
+        self.done[k]
+    }
+
+    /// The hits of warp `k`'s requests (final below `done(k)`).
+    pub fn hits(&self, k: usize) -> &[AccessHits] {
+        &self.hits[k]
+    }
+
+    /// Runs up to `rounds` rounds of one request per warp; false once every request is done.
+    pub fn run_rounds(&mut self, rounds: usize) -> bool {
+        use crate::workload::trace::MemSpace;
+        for _ in 0..rounds {
+            let mut live = 0;
+            for (k, w) in self.warps.iter().enumerate() {
+                let Some(a) = w.accesses.get(self.done[k]) else {
+                    continue;
+                };
+                live += 1;
+                let idx = self.done[k];
+                self.done[k] += 1;
+                if !matches!(a.space, MemSpace::Global | MemSpace::Local) {
+                    continue;
+                }
+                let sectors = &w.sector_ids[a.sector_start as usize..a.sector_end as usize];
+                if sectors.is_empty() {
+                    continue;
+                }
+                let (mut h1, mut h2, mut n2) = (0u32, 0u32, 0u32);
+                for &s in sectors {
+                    if !a.store && self.l1.access(s) {
+                        h1 += 1;
+                        continue;
+                    }
+                    n2 += 1;
+                    if self.l2.access(s) {
+                        h2 += 1;
+                    }
+                }
+                let n = sectors.len() as f32;
+                self.hits[k][idx] = AccessHits {
+                    l1: h1 as f32 / n,
+                    l2: if n2 == 0 { 0.0 } else { h2 as f32 / n2 as f32 },
+                };
+            }
+            if live == 0 {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// The hit ratios and per-request hits (call after `run_rounds` returned false).
+    pub fn finish(self) -> CacheResult {
+        CacheResult {
+            l1_hit_ratio: self.l1.hit_ratio(),
+            l2_hit_ratio: self.l2.hit_ratio(),
+            l1_accesses: self.l1.hits + self.l1.misses,
+            l2_accesses: self.l2.hits + self.l2.misses,
+            hits: self.hits,
+        }
     }
 }
