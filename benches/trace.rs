@@ -15,7 +15,7 @@ use kerneltime::device::latencies::for_device;
 use kerneltime::emulate::{emulate, LaunchDims, Options, Sampling};
 use kerneltime::explore::registry::{Context, Scratch, Workload};
 use kerneltime::explore::trace_cell::prepare_trace;
-use kerneltime::model::trace_sim::{predict, KernelResources};
+use kerneltime::model::trace_sim::{predict, run_with, KernelResources, LatencyRule, Overlap};
 use kerneltime::ptx::parse;
 
 const FIX: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/ptx");
@@ -44,6 +44,23 @@ fn bench(c: &mut Criterion) {
                 .unwrap()
                 .0
                 .time_us
+        })
+    });
+    // The same on one thread (the caches and compression before the round, not beside it): the
+    // path a sweep takes for small kernels, and a machine with one core.
+    g.bench_function("trace_model_50k_instr_per_warp_64_warps_one_thread", |b| {
+        b.iter(|| {
+            run_with(
+                black_box(&dev),
+                launch,
+                black_box(&em),
+                res,
+                &lat,
+                LatencyRule::default(),
+                Overlap::Off,
+            )
+            .unwrap()
+            .time_us
         })
     });
     // The same kernel with one block per SM (80 blocks on 80 SMs): a round of 8 warps.

@@ -18,7 +18,11 @@
 //! - Fig 2's rule: before each operation a warp checks the resource; if busy it waits until it
 //!   frees, then locks it and reports the operation's latency; the timer advances to the smallest
 //!   pending report (an event queue ordered by time, ties by warp). Requests are served in the
-//!   order they are made.
+//!   order they are made. The simulation itself is [`round`]; times there are integers in
+//!   1/1024 cycle.
+//! - Large traces ([`Overlap`]): the cache simulation and the compression run on a second thread
+//!   and stream the warp programs into the round as they are known, so the two overlap; the
+//!   result is the same as one after the other (tested).
 //! - Eq 8: `T = T_pipeline(n_round) * ceil(blocks / N_SM) / n_round`, cycles, then microseconds
 //!   via the device clock.
 //!
@@ -36,7 +40,8 @@
 //! bandwidth sharing twice. `LatencyRule::PaperWarpRatio` keeps the literal reading for
 //! reproducing wang2019.
 //!
-//! Pure: no I/O. It does not emulate (see `emulate`) and does not add launch overhead.
+//! Pure: no I/O, and the second thread changes no result. It does not emulate (see `emulate`)
+//! and does not add launch overhead.
 
 use crate::device::latencies::Resolved as LatencyTable;
 use crate::device::occupancy::{occupancy, BlockResources};
@@ -47,6 +52,16 @@ use crate::memory::cache::{self, CacheResult};
 use crate::model::Prediction;
 use crate::workload::trace::{LatencyClass, MemSpace, TraceOp, WarpTrace};
 use crate::workload::Launch;
+
+pub mod round;
+
+pub use round::TICKS_PER_CYCLE;
+
+/// The pipeline time (cycles) of one round of `blocks` blocks of complete warp programs: see
+/// [`round::simulate`].
+pub fn simulate_round(warps: &[Vec<SimOp>], blocks: usize, schedulers: u32) -> f64 {
+    round::simulate(&mut round::Programs::complete(warps), blocks, schedulers)
+}
 
 /// The model's registry name.
 pub const MODEL: &str = "trace";
@@ -152,83 +167,168 @@ pub fn compress(
     lat: &crate::device::latencies::Latencies,
     costs: &Costs,
 ) -> Vec<SimOp> {
-    let s = f64::from(costs.schedulers.max(1));
-    // Costs by the class's discriminant (`LatencyClass` is `repr(u8)` with fewer than 32 values).
-    let mut table = [(0.0f64, 0.0f64); 32];
-    for c in CLASSES {
-        table[*c as usize] = class_costs(lat, s, *c);
+    let mut c = Compressor::new(w, lat, costs);
+    c.advance(hits, usize::MAX);
+    c.finish()
+}
+
+/// [`compress`] in pieces: `advance` goes as far as the cache hits known so far allow, and
+/// `take_settled` hands out the operations no later instruction can change.
+#[derive(Debug)]
+pub struct Compressor<'a> {
+    w: &'a WarpTrace,
+    lat: &'a crate::device::latencies::Latencies,
+    memory_latency_scale: f64,
+    dram_cycles_per_sector: f64,
+    /// (dependent latency, scheduler cycles) by the class's discriminant (`LatencyClass` is
+    /// `repr(u8)` with fewer than 32 values).
+    table: [(f64, f64); 32],
+    /// The next trace instruction.
+    pos: usize,
+    /// The comp operation being gathered.
+    occ: f64,
+    latn: f64,
+    last_was_load: bool,
+    out: Vec<SimOp>,
+}
+
+impl<'a> Compressor<'a> {
+    pub fn new(
+        w: &'a WarpTrace,
+        lat: &'a crate::device::latencies::Latencies,
+        costs: &Costs,
+    ) -> Self {
+        let s = f64::from(costs.schedulers.max(1));
+        let mut table = [(0.0f64, 0.0f64); 32];
+        for c in CLASSES {
+            table[*c as usize] = class_costs(lat, s, *c);
+        }
+        Self {
+            w,
+            lat,
+            memory_latency_scale: costs.memory_latency_scale,
+            dram_cycles_per_sector: costs.dram_cycles_per_sector,
+            table,
+            pos: 0,
+            occ: 0.0,
+            latn: 0.0,
+            last_was_load: false,
+            // At most a comp before each request, and barriers are rare.
+            out: Vec::with_capacity(2 * w.accesses.len() + 4),
+        }
     }
-    let mut out = Vec::with_capacity(w.ops.len() / 2 + 4);
-    let (mut occ, mut latn) = (0.0f64, 0.0f64);
-    let mut last_was_load = false;
-    let flush = |out: &mut Vec<SimOp>, occ: &mut f64, latn: &mut f64| {
-        if *occ > 0.0 || *latn > 0.0 {
-            out.push(SimOp::Comp {
-                occupy: *occ,
-                latency: *latn,
+
+    fn flush(&mut self) {
+        if self.occ > 0.0 || self.latn > 0.0 {
+            self.out.push(SimOp::Comp {
+                occupy: self.occ,
+                latency: self.latn,
             });
-            *occ = 0.0;
-            *latn = 0.0;
+            self.occ = 0.0;
+            self.latn = 0.0;
         }
-    };
-    for op in &w.ops {
-        let acc = (op.access != TraceOp::NO_ACCESS).then(|| &w.accesses[op.access as usize]);
-        let is_global = acc.is_some_and(|a| matches!(a.space, MemSpace::Global | MemSpace::Local));
-        if !is_global {
-            last_was_load = false;
-        }
-        match (op.latency, acc) {
-            (LatencyClass::Barrier, _) => {
-                flush(&mut out, &mut occ, &mut latn);
-                out.push(SimOp::Barrier);
-            }
-            (_, Some(a)) if matches!(a.space, MemSpace::Global | MemSpace::Local) => {
-                flush(&mut out, &mut occ, &mut latn);
-                let h = hits.get(op.access as usize).copied().unwrap_or_default();
-                let (h1, h2) = (f64::from(h.l1), f64::from(h.l2));
-                let sectors = f64::from(a.sectors.max(1));
-                let to_dram = sectors * (1.0 - h1) * (1.0 - h2);
-                let occupy = (sectors * SECTOR / L1_BYTES_PER_CLK
-                    + to_dram * costs.dram_cycles_per_sector)
-                    .max(1.0);
-                let latency = if a.store {
-                    lat.l1_hit
-                } else {
-                    (h1 * lat.l1_hit + (1.0 - h1) * (h2 * lat.l2_hit + (1.0 - h2) * lat.dram))
-                        * costs.memory_latency_scale
-                };
-                // Loads issued back to back overlap (memory-level parallelism): they merge into
-                // one operation whose latency is the longest plus one issue cycle per extra load.
-                match out.last_mut() {
-                    Some(SimOp::Global {
-                        occupy: o,
-                        latency: l,
-                    }) if last_was_load && !a.store => {
-                        *o += occupy;
-                        *l = l.max(latency) + 1.0;
-                    }
-                    _ => out.push(SimOp::Global { occupy, latency }),
+    }
+
+    /// Compresses instructions up to the first one whose memory request is `known` or later
+    /// (`hits[..known]` are final).
+    pub fn advance(&mut self, hits: &[cache::AccessHits], known: usize) {
+        let (w, lat) = (self.w, self.lat);
+        loop {
+            // Most instructions are neither memory accesses nor barriers: add their cycles to
+            // the comp operation being gathered (in locals: a running sum kept in `self` would
+            // wait on its own store every instruction).
+            let (mut occ, mut latn, mut pos) = (self.occ, self.latn, self.pos);
+            while let Some(op) = w.ops.get(pos) {
+                if op.access != TraceOp::NO_ACCESS || op.latency == LatencyClass::Barrier {
+                    break;
                 }
-                last_was_load = !a.store;
-                continue;
-            }
-            (_, Some(a)) if a.space == MemSpace::Shared => {
-                flush(&mut out, &mut occ, &mut latn);
-                let ways = f64::from(a.bank_ways.max(1));
-                out.push(SimOp::Shared {
-                    occupy: ways,
-                    latency: lat.shared_load + ways - 1.0,
-                });
-            }
-            (c, _) => {
-                let (l, i) = table[c as usize & 31];
+                let (l, i) = self.table[op.latency as usize & 31];
                 occ += i;
                 latn += l;
+                pos += 1;
+            }
+            if pos > self.pos {
+                self.last_was_load = false;
+            }
+            (self.occ, self.latn, self.pos) = (occ, latn, pos);
+            let Some(op) = w.ops.get(self.pos) else {
+                return;
+            };
+            let acc = (op.access != TraceOp::NO_ACCESS).then(|| &w.accesses[op.access as usize]);
+            if acc.is_some() && op.access as usize >= known {
+                return;
+            }
+            self.pos += 1;
+            let is_global =
+                acc.is_some_and(|a| matches!(a.space, MemSpace::Global | MemSpace::Local));
+            if !is_global {
+                self.last_was_load = false;
+            }
+            match (op.latency, acc) {
+                (LatencyClass::Barrier, _) => {
+                    self.flush();
+                    self.out.push(SimOp::Barrier);
+                }
+                (_, Some(a)) if matches!(a.space, MemSpace::Global | MemSpace::Local) => {
+                    self.flush();
+                    let h = hits.get(op.access as usize).copied().unwrap_or_default();
+                    let (h1, h2) = (f64::from(h.l1), f64::from(h.l2));
+                    let sectors = f64::from(a.sectors.max(1));
+                    let to_dram = sectors * (1.0 - h1) * (1.0 - h2);
+                    let occupy = (sectors * SECTOR / L1_BYTES_PER_CLK
+                        + to_dram * self.dram_cycles_per_sector)
+                        .max(1.0);
+                    let latency = if a.store {
+                        lat.l1_hit
+                    } else {
+                        (h1 * lat.l1_hit + (1.0 - h1) * (h2 * lat.l2_hit + (1.0 - h2) * lat.dram))
+                            * self.memory_latency_scale
+                    };
+                    // Loads issued back to back overlap (memory-level parallelism): they merge
+                    // into one operation whose latency is the longest plus one issue cycle per
+                    // extra load.
+                    match self.out.last_mut() {
+                        Some(SimOp::Global {
+                            occupy: o,
+                            latency: l,
+                        }) if self.last_was_load && !a.store => {
+                            *o += occupy;
+                            *l = l.max(latency) + 1.0;
+                        }
+                        _ => self.out.push(SimOp::Global { occupy, latency }),
+                    }
+                    self.last_was_load = !a.store;
+                }
+                (_, Some(a)) if a.space == MemSpace::Shared => {
+                    self.flush();
+                    let ways = f64::from(a.bank_ways.max(1));
+                    self.out.push(SimOp::Shared {
+                        occupy: ways,
+                        latency: lat.shared_load + ways - 1.0,
+                    });
+                }
+                (c, _) => {
+                    let (l, i) = self.table[c as usize & 31];
+                    self.occ += i;
+                    self.latn += l;
+                }
             }
         }
     }
-    flush(&mut out, &mut occ, &mut latn);
-    out
+
+    /// The operations compressed so far that nothing can change any more: all but the last
+    /// (a following load may still merge into it).
+    pub fn take_settled(&mut self) -> Vec<SimOp> {
+        let keep = self.out.len().min(1);
+        let rest = self.out.split_off(self.out.len() - keep);
+        std::mem::replace(&mut self.out, rest)
+    }
+
+    /// The remaining operations, once `advance` has seen every request.
+    pub fn finish(mut self) -> Vec<SimOp> {
+        self.flush();
+        self.out
+    }
 }
 
 const CLASSES: &[LatencyClass] = &[
@@ -253,189 +353,6 @@ const CLASSES: &[LatencyClass] = &[
     LatencyClass::Warp,
     LatencyClass::Other,
 ];
-
-/// The pipeline time of one round: `blocks` blocks of the given warp programs on one SM.
-/// Warp `k` of block `b` runs `warps[k]`; warps are spread over the schedulers round-robin.
-///
-/// The pending reports sit in a winner tree (a complete binary tree whose every inner node holds
-/// the smaller key of its two children) with one leaf per warp: taking the next report and
-/// re-keying its warp costs one walk from a leaf to the root, with no data-dependent branches.
-/// Keys are `(time in 1/16 cycle, warp)` and unique, so the order of events is the same as with
-/// any other priority queue.
-pub fn simulate_round(warps: &[Vec<SimOp>], blocks: usize, schedulers: u32) -> f64 {
-    let per_block = warps.len();
-    let n = per_block * blocks;
-    if n == 0 {
-        return 0.0;
-    }
-    let schedulers = schedulers.max(1) as usize;
-    let mut sched_free = vec![0.0f64; schedulers];
-    let (mut lsu_free, mut smem_free) = (0.0f64, 0.0f64);
-    // Everything the step reads about a warp, in one place.
-    let mut ws: Vec<WarpState<'_>> = (0..n)
-        .map(|w| WarpState {
-            prog: &warps[w % per_block],
-            op: warps[w % per_block].first().copied(),
-            pos: 0,
-            at: 0.0,
-            sched: w % schedulers,
-            block: w / per_block,
-            waiting: false,
-        })
-        .collect();
-    let mut arrived = vec![0usize; blocks];
-    let mut live = vec![per_block; blocks];
-    let mut tree = WinnerTree::new(n);
-    for w in 0..n {
-        tree.set(w, event_key(0.0, w));
-    }
-    let mut end = 0.0f64;
-    loop {
-        let kw = tree.min();
-        if kw == IDLE {
-            break;
-        }
-        let w = (kw & WARP_MASK) as usize;
-        let st = &mut ws[w];
-        let t = st.at;
-        let b = st.block;
-        let Some(op) = st.op else {
-            tree.set(w, IDLE);
-            end = end.max(t);
-            live[b] -= 1;
-            if live[b] > 0 && arrived[b] == live[b] {
-                arrived[b] = 0;
-                release_block(b, per_block, t, &mut ws, &mut tree);
-            }
-            continue;
-        };
-        let next = match op {
-            SimOp::Barrier => {
-                tree.set(w, IDLE);
-                st.waiting = true;
-                arrived[b] += 1;
-                if arrived[b] == live[b] {
-                    arrived[b] = 0;
-                    release_block(b, per_block, t, &mut ws, &mut tree);
-                }
-                continue;
-            }
-            SimOp::Comp { occupy, latency } => {
-                let s = &mut sched_free[st.sched];
-                let start = t.max(*s);
-                *s = start + occupy;
-                start + latency.max(occupy)
-            }
-            SimOp::Global { occupy, latency } => {
-                let s = &mut sched_free[st.sched];
-                let issue = t.max(*s);
-                *s = issue + 1.0;
-                let start = issue.max(lsu_free);
-                lsu_free = start + occupy;
-                start + latency.max(occupy)
-            }
-            SimOp::Shared { occupy, latency } => {
-                let s = &mut sched_free[st.sched];
-                let issue = t.max(*s);
-                *s = issue + 1.0;
-                let start = issue.max(smem_free);
-                smem_free = start + occupy;
-                start + latency.max(occupy)
-            }
-        };
-        st.pos += 1;
-        // Fetched now, used when the warp comes up again: the load overlaps other events.
-        st.op = st.prog.get(st.pos).copied();
-        st.at = next;
-        tree.set(w, event_key(next, w));
-    }
-    end
-}
-
-/// One warp of the round: its program, where it is, and when its pending report is due.
-struct WarpState<'a> {
-    prog: &'a [SimOp],
-    /// `prog[pos]`, when there is one.
-    op: Option<SimOp>,
-    pos: usize,
-    at: f64,
-    sched: usize,
-    block: usize,
-    waiting: bool,
-}
-
-/// Low bits of an event key: the warp (at most 4096 warps per round).
-const WARP_BITS: u32 = 12;
-const WARP_MASK: u64 = (1 << WARP_BITS) - 1;
-/// The key of a warp with no pending report.
-const IDLE: u64 = u64::MAX;
-
-/// Events are ordered by time (in 1/16 cycle) and then by warp; the exact time is kept apart.
-#[inline]
-fn event_key(t: f64, w: usize) -> u64 {
-    // Times are never negative, so the signed conversion (cheaper than the unsigned one on
-    // x86-64) gives the same value.
-    ((t * 16.0) as i64 as u64) << WARP_BITS | w as u64
-}
-
-/// Lets the warps of block `b` waiting at its barrier go on at `t`.
-fn release_block(
-    b: usize,
-    per_block: usize,
-    t: f64,
-    ws: &mut [WarpState<'_>],
-    tree: &mut WinnerTree,
-) {
-    for (w, st) in ws
-        .iter_mut()
-        .enumerate()
-        .skip(b * per_block)
-        .take(per_block)
-    {
-        if st.waiting {
-            st.waiting = false;
-            st.pos += 1;
-            st.op = st.prog.get(st.pos).copied();
-            st.at = t;
-            tree.set(w, event_key(t, w));
-        }
-    }
-}
-
-/// A winner tree over `n` keys: node `i` holds the smaller key of nodes `2i` and `2i + 1`;
-/// leaf `w` is node `size + w`; node 1 is the smallest key.
-struct WinnerTree {
-    size: usize,
-    nodes: Vec<u64>,
-}
-
-impl WinnerTree {
-    fn new(n: usize) -> Self {
-        let size = n.next_power_of_two().max(2);
-        Self {
-            size,
-            nodes: vec![IDLE; 2 * size],
-        }
-    }
-
-    #[inline]
-    fn min(&self) -> u64 {
-        self.nodes[1]
-    }
-
-    #[inline]
-    fn set(&mut self, leaf: usize, key: u64) {
-        // The subtree minimum travels up in a register: each level reads only the sibling.
-        let mut i = self.size + leaf;
-        let mut k = key;
-        self.nodes[i] = k;
-        while i > 1 {
-            k = k.min(self.nodes[i ^ 1]);
-            i >>= 1;
-            self.nodes[i] = k;
-        }
-    }
-}
 
 /// Everything the model computed besides the time.
 #[derive(Debug, Clone)]
@@ -493,6 +410,35 @@ pub fn run_with_rule(
     lat: &LatencyTable,
     rule: LatencyRule,
 ) -> Result<TraceRun> {
+    run_with(device, launch, em, res, lat, rule, Overlap::Auto)
+}
+
+/// Whether the cache simulation and trace compression run on a second thread while the round
+/// is simulated. The result is the same either way (tested); only the wall time differs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Overlap {
+    /// On a machine with more than one core, for traces of at least
+    /// [`OVERLAP_MIN_TRACE_OPS`] instructions (smaller ones finish before a thread starts).
+    #[default]
+    Auto,
+    /// Always (also on one core, where it only costs a thread).
+    On,
+    Off,
+}
+
+/// Trace instructions of the representative block from which [`Overlap::Auto`] overlaps.
+pub const OVERLAP_MIN_TRACE_OPS: usize = 100_000;
+
+/// [`run_with_rule`] with a chosen [`Overlap`].
+pub fn run_with(
+    device: &Device,
+    launch: crate::emulate::LaunchDims,
+    em: &Emulation,
+    res: KernelResources,
+    lat: &LatencyTable,
+    rule: LatencyRule,
+    overlap: Overlap,
+) -> Result<TraceRun> {
     if launch.block != em.launch.block {
         return Err(Error::invalid(
             "--block",
@@ -544,19 +490,37 @@ pub fn run_with_rule(
         .iter()
         .filter(|w| w.block_linear == rep.linear)
         .collect();
-    let cache = cache::simulate(
-        &rep_warps,
-        (l1_bytes / 32) as usize,
-        (l2_bytes / 32) as usize,
-    );
-    let programs: Vec<Vec<SimOp>> = rep_warps
-        .iter()
-        .zip(&cache.hits)
-        .map(|(w, h)| compress(w, h, &lat.values, &costs))
-        .collect();
-    let sim_ops: usize = programs.iter().map(Vec::len).sum();
-    let pipeline_cycles =
-        simulate_round(&programs, n_round as usize, device.warp_schedulers_per_sm);
+    let (l1_sectors, l2_sectors) = ((l1_bytes / 32) as usize, (l2_bytes / 32) as usize);
+    let trace_ops: usize = rep_warps.iter().map(|w| w.ops.len()).sum();
+    let overlap = match overlap {
+        Overlap::Auto => {
+            trace_ops >= OVERLAP_MIN_TRACE_OPS
+                && std::thread::available_parallelism().is_ok_and(|n| n.get() > 1)
+        }
+        Overlap::On => true,
+        Overlap::Off => false,
+    };
+    let schedulers = device.warp_schedulers_per_sm;
+    let (pipeline_cycles, cache, sim_ops) = if overlap {
+        overlapped_round(
+            &rep_warps,
+            (l1_sectors, l2_sectors),
+            &lat.values,
+            &costs,
+            n_round,
+            schedulers,
+        )
+    } else {
+        let cache = cache::simulate(&rep_warps, l1_sectors, l2_sectors);
+        let programs: Vec<Vec<SimOp>> = rep_warps
+            .iter()
+            .zip(&cache.hits)
+            .map(|(w, h)| compress(w, h, &lat.values, &costs))
+            .collect();
+        let mut programs = round::Programs::complete(&programs);
+        let cycles = round::simulate(&mut programs, n_round as usize, schedulers);
+        (cycles, cache, programs.ops())
+    };
     // eq 8 with N_awg limited to the blocks an SM gets.
     let cycles = pipeline_cycles * blocks_per_sm as f64 / f64::from(n_round);
     Ok(TraceRun {
@@ -577,6 +541,58 @@ pub fn run_with_rule(
         representative_block: rep.linear,
         representative_warps: rep_warps.len(),
         latency_rule: rule,
+    })
+}
+
+/// Requests per warp that the cache simulation runs before the compressed operations so far
+/// are handed to the round.
+const OVERLAP_PIECE_REQUESTS: usize = 256;
+
+/// The caches and the compression on a second thread, streaming the warp programs into the
+/// round simulation on this one: (pipeline cycles, caches, operations).
+fn overlapped_round(
+    warps: &[&WarpTrace],
+    (l1_sectors, l2_sectors): (usize, usize),
+    lat: &crate::device::latencies::Latencies,
+    costs: &Costs,
+    n_round: u32,
+    schedulers: u32,
+) -> (f64, CacheResult, usize) {
+    let (mut feed, mut programs) = round::Feed::new(warps.len());
+    std::thread::scope(|scope| {
+        let producer = scope.spawn(move || {
+            let mut sim = cache::CacheSim::new(warps, l1_sectors, l2_sectors);
+            let mut compressors: Vec<Compressor<'_>> = warps
+                .iter()
+                .map(|w| Compressor::new(w, lat, costs))
+                .collect();
+            // A send fails only when the round has stopped listening (it panicked): stop too.
+            loop {
+                let more = sim.run_rounds(OVERLAP_PIECE_REQUESTS);
+                for (k, c) in compressors.iter_mut().enumerate() {
+                    c.advance(sim.hits(k), sim.done(k));
+                    let ops = c.take_settled();
+                    if !ops.is_empty() && !feed.send(k, &ops, false) {
+                        return sim.finish();
+                    }
+                }
+                if !more {
+                    break;
+                }
+            }
+            for (k, c) in compressors.into_iter().enumerate() {
+                if !feed.send(k, &c.finish(), true) {
+                    break;
+                }
+            }
+            sim.finish()
+        });
+        let cycles = round::simulate(&mut programs, n_round as usize, schedulers);
+        let cache = match producer.join() {
+            Ok(cache) => cache,
+            Err(panic) => std::panic::resume_unwind(panic),
+        };
+        (cycles, cache, programs.ops())
     })
 }
 
@@ -674,231 +690,28 @@ pub fn predict_with_rule(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::emulate::{emulate, LaunchDims, Options};
 
-    #[test]
-    fn one_warp_sums_latencies() {
-        // comp (latency 10) then a global access (latency 100): one warp takes 110 cycles.
-        let prog = vec![
-            SimOp::Comp {
-                occupy: 2.0,
-                latency: 10.0,
-            },
-            SimOp::Global {
-                occupy: 4.0,
-                latency: 100.0,
-            },
-        ];
-        assert_eq!(simulate_round(&[prog], 1, 4), 110.0);
+    /// A launch of a fixture kernel: (PTX file, entry, grid, block, arguments).
+    type Case<'a> = (&'a str, &'a str, [u32; 3], [u32; 3], &'a [&'a str]);
+
+    /// Emulates a fixture launch.
+    fn emulate_case((file, entry, grid, block, args): Case<'_>) -> (LaunchDims, Emulation) {
+        let fix = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/ptx");
+        let text = std::fs::read_to_string(format!("{fix}/{file}")).unwrap();
+        let (m, _) = crate::ptx::parse(&text);
+        let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        let launch = LaunchDims { grid, block };
+        let em = emulate(&m, entry, launch, &args, Options::default()).unwrap();
+        (launch, em)
     }
 
     #[test]
-    fn contention_serialises_a_shared_scheduler() {
-        // Two warps on one scheduler, each a comp holding it 8 cycles with latency 8: the second
-        // waits 8 cycles: ends at 16. On two schedulers they overlap: 8.
-        let prog = vec![SimOp::Comp {
-            occupy: 8.0,
-            latency: 8.0,
-        }];
-        assert_eq!(simulate_round(&[prog.clone(), prog.clone()], 1, 1), 16.0);
-        assert_eq!(simulate_round(&[prog.clone(), prog], 1, 2), 8.0);
-    }
-
-    #[test]
-    fn barrier_waits_for_the_block() {
-        // warp 0: comp 100 then barrier then comp 1; warp 1: barrier then comp 1 (2 schedulers).
-        // Both pass the barrier at 100 and end at 101.
-        let w0 = vec![
-            SimOp::Comp {
-                occupy: 1.0,
-                latency: 100.0,
-            },
-            SimOp::Barrier,
-            SimOp::Comp {
-                occupy: 1.0,
-                latency: 1.0,
-            },
-        ];
-        let w1 = vec![
-            SimOp::Barrier,
-            SimOp::Comp {
-                occupy: 1.0,
-                latency: 1.0,
-            },
-        ];
-        assert_eq!(simulate_round(&[w0.clone(), w1.clone()], 1, 2), 101.0);
-        // Two blocks: barriers are per block, so a second block changes nothing on 4 schedulers.
-        assert_eq!(simulate_round(&[w0, w1], 2, 4), 101.0);
-    }
-
-    #[test]
-    fn memory_path_is_shared_by_all_warps() {
-        // 4 warps each move 10 cycles' worth of data with latency 10: the load/store path
-        // serialises them: the last starts at 30 and ends at 40.
-        let prog = vec![SimOp::Global {
-            occupy: 10.0,
-            latency: 10.0,
-        }];
-        assert_eq!(simulate_round(&[prog], 4, 4), 40.0);
-    }
-
-    /// The round simulation as it was before the winner tree (a binary heap of event keys), kept
-    /// to check that the faster queue changes no result. A regression reference, not a golden
-    /// value: both are the same algorithm with a different priority queue.
-    fn reference_simulate_round(warps: &[Vec<SimOp>], blocks: usize, schedulers: u32) -> f64 {
-        let per_block = warps.len();
-        let n = per_block * blocks;
-        if n == 0 {
-            return 0.0;
-        }
-        let schedulers = schedulers.max(1) as usize;
-        let mut sched_free = vec![0.0f64; schedulers];
-        let (mut lsu_free, mut smem_free) = (0.0f64, 0.0f64);
-        let mut pos = vec![0usize; n];
-        let mut waiting = vec![false; n];
-        let mut arrived = vec![0usize; blocks];
-        let mut live = vec![per_block; blocks];
-        // Events ordered by (time, warp); the exact time is kept in `at`.
-        let key = |t: f64, w: usize| ((t * 16.0) as u64) << 12 | w as u64;
-        let mut at = vec![0.0f64; n];
-        // Integer divisions per event cost more than the rest of the step: precompute them.
-        let block_of: Vec<u32> = (0..n).map(|w| (w / per_block) as u32).collect();
-        let prog_of: Vec<u32> = (0..n).map(|w| (w % per_block) as u32).collect();
-        let sched_of: Vec<u32> = (0..n).map(|w| (w % schedulers) as u32).collect();
-        let mut heap: std::collections::BinaryHeap<std::cmp::Reverse<u64>> =
-            (0..n).map(|w| std::cmp::Reverse(key(0.0, w))).collect();
-        let mut end = 0.0f64;
-        let release =
-            |b: usize,
-             t: f64,
-             waiting: &mut [bool],
-             pos: &mut [usize],
-             at: &mut [f64],
-             heap: &mut std::collections::BinaryHeap<std::cmp::Reverse<u64>>| {
-                for k in 0..per_block {
-                    let w = b * per_block + k;
-                    if waiting[w] {
-                        waiting[w] = false;
-                        pos[w] += 1;
-                        at[w] = t;
-                        heap.push(std::cmp::Reverse(key(t, w)));
-                    }
-                }
-            };
-        while let Some(std::cmp::Reverse(kw)) = heap.pop() {
-            let w = (kw & 0xfff) as usize;
-            let t = at[w];
-            let b = block_of[w] as usize;
-            let prog = &warps[prog_of[w] as usize];
-            let Some(op) = prog.get(pos[w]) else {
-                end = end.max(t);
-                live[b] -= 1;
-                if live[b] > 0 && arrived[b] == live[b] {
-                    arrived[b] = 0;
-                    release(b, t, &mut waiting, &mut pos, &mut at, &mut heap);
-                }
-                continue;
-            };
-            let next = match *op {
-                SimOp::Barrier => {
-                    waiting[w] = true;
-                    arrived[b] += 1;
-                    if arrived[b] == live[b] {
-                        arrived[b] = 0;
-                        release(b, t, &mut waiting, &mut pos, &mut at, &mut heap);
-                    }
-                    continue;
-                }
-                SimOp::Comp { occupy, latency } => {
-                    let s = &mut sched_free[sched_of[w] as usize];
-                    let start = t.max(*s);
-                    *s = start + occupy;
-                    start + latency.max(occupy)
-                }
-                SimOp::Global { occupy, latency } => {
-                    let s = &mut sched_free[sched_of[w] as usize];
-                    let issue = t.max(*s);
-                    *s = issue + 1.0;
-                    let start = issue.max(lsu_free);
-                    lsu_free = start + occupy;
-                    start + latency.max(occupy)
-                }
-                SimOp::Shared { occupy, latency } => {
-                    let s = &mut sched_free[sched_of[w] as usize];
-                    let issue = t.max(*s);
-                    *s = issue + 1.0;
-                    let start = issue.max(smem_free);
-                    smem_free = start + occupy;
-                    start + latency.max(occupy)
-                }
-            };
-            pos[w] += 1;
-            at[w] = next;
-            heap.push(std::cmp::Reverse(key(next, w)));
-        }
-        end
-    }
-
-    /// A pseudo-random program mix (comp, global, shared, barriers) from a seed (xorshift).
-    fn random_programs(seed: u64, warps: usize, ops: usize) -> Vec<Vec<SimOp>> {
-        let mut x = seed | 1;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
-        // Barriers must appear the same number of times in every warp of a block.
-        let barrier_at: Vec<bool> = (0..ops).map(|_| next() % 17 == 0).collect();
-        (0..warps)
-            .map(|_| {
-                (0..ops)
-                    .map(|i| {
-                        if barrier_at[i] {
-                            return SimOp::Barrier;
-                        }
-                        let occupy = (next() % 64) as f64 / 4.0 + 0.25;
-                        let latency = (next() % 4000) as f64 / 8.0;
-                        match next() % 3 {
-                            0 => SimOp::Comp { occupy, latency },
-                            1 => SimOp::Global { occupy, latency },
-                            _ => SimOp::Shared { occupy, latency },
-                        }
-                    })
-                    .collect()
-            })
-            .collect()
-    }
-
-    #[test]
-    fn winner_tree_round_equals_the_heap_round_on_random_programs() {
-        for (seed, warps, ops, blocks, schedulers) in [
-            (1u64, 1usize, 50usize, 1usize, 4u32),
-            (7, 8, 200, 8, 4),
-            (11, 3, 300, 5, 2),
-            (13, 32, 100, 2, 4),
-            (17, 6, 500, 10, 1),
-            (19, 16, 80, 4, 3),
-        ] {
-            let progs = random_programs(seed, warps, ops);
-            let fast = simulate_round(&progs, blocks, schedulers);
-            let reference = reference_simulate_round(&progs, blocks, schedulers);
-            assert_eq!(
-                fast.to_bits(),
-                reference.to_bits(),
-                "seed {seed}: {fast} vs {reference}"
-            );
-        }
-    }
-
-    #[test]
-    fn winner_tree_round_equals_the_heap_round_on_fixture_kernels() {
+    fn round_equals_the_heap_round_on_fixture_kernels() {
         use crate::device::catalogue;
         use crate::device::latencies::for_device;
-        use crate::emulate::{emulate, LaunchDims, Options};
-        let fix = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/ptx");
         let dev = catalogue::find("V100").unwrap().clone();
         let lat = for_device(&dev).unwrap();
-        type Case<'a> = (&'a str, &'a str, [u32; 3], [u32; 3], &'a [&'a str]);
         let cases: [Case<'_>; 4] = [
             (
                 "dwt.nvcc-sm75.ptx",
@@ -930,18 +743,9 @@ mod tests {
             ),
         ];
         let mut checked = 0;
-        for (file, entry, grid, block, args) in cases {
-            let text = std::fs::read_to_string(format!("{fix}/{file}")).unwrap();
-            let (m, _) = crate::ptx::parse(&text);
-            let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-            let em = emulate(
-                &m,
-                entry,
-                LaunchDims { grid, block },
-                &args,
-                Options::default(),
-            )
-            .unwrap();
+        for case in cases {
+            let (file, entry) = (case.0, case.1);
+            let (_, em) = emulate_case(case);
             let costs = Costs {
                 schedulers: 4,
                 dram_cycles_per_sector: 0.9,
@@ -958,16 +762,80 @@ mod tests {
                 .collect();
             for blocks in [1, 3, 8] {
                 let fast = simulate_round(&progs, blocks, 4);
-                let reference = reference_simulate_round(&progs, blocks, 4);
+                let reference = round::tests::reference_round(&progs, blocks, 4);
                 assert_eq!(
                     fast.to_bits(),
                     reference.to_bits(),
                     "{file} {entry} x{blocks}"
                 );
+                let streamed = round::tests::streamed_round(&progs, blocks, 4, 100);
+                assert_eq!(
+                    streamed.to_bits(),
+                    fast.to_bits(),
+                    "{file} {entry} x{blocks}"
+                );
+                // Ticks of 1/1024 cycle against exact f64 cycles: measured at most 3.3e-4
+                // (fdtd_o2 x8, where rounding swaps reports that were within a tick).
+                let exact = round::tests::reference_round_f64(&progs, blocks, 4);
+                let off = (fast - exact).abs() / exact;
+                assert!(off <= 1e-3, "{file} {entry} x{blocks}: {fast} vs {exact}");
                 checked += 1;
             }
         }
         assert_eq!(checked, 12);
+    }
+
+    #[test]
+    fn overlapping_the_caches_with_the_round_changes_nothing() {
+        use crate::device::catalogue;
+        use crate::device::latencies::for_device;
+        let dev = catalogue::find("V100").unwrap().clone();
+        let lat = for_device(&dev).unwrap();
+        let res = KernelResources {
+            registers_per_thread: 32,
+            shared_bytes_per_block: 2048,
+        };
+        let cases: [Case<'_>; 3] = [
+            // 1,000 taps: 11,028 instructions per warp, 8 warps, above the Auto threshold.
+            (
+                "dwt.nvcc-sm75.ptx",
+                "dwt_matrix",
+                [1280, 1, 1],
+                [256, 1, 1],
+                &["3=327680", "4=1000"],
+            ),
+            (
+                "fdtd.nvcc-sm75.ptx",
+                "fdtd_o2",
+                [40, 25, 1],
+                [32, 4, 1],
+                &["5=1280", "6=100", "7=16"],
+            ),
+            // Barriers and shared memory.
+            (
+                "basics.nvcc-sm75.ptx",
+                "reduce_sum",
+                [64, 1, 1],
+                [256, 1, 1],
+                &["2=16384"],
+            ),
+        ];
+        for case in cases {
+            let entry = case.1;
+            let (launch, em) = emulate_case(case);
+            let go = |o| run_with(&dev, launch, &em, res, &lat, LatencyRule::default(), o).unwrap();
+            let (off, on, auto) = (go(Overlap::Off), go(Overlap::On), go(Overlap::Auto));
+            assert!(off.pipeline_cycles > 0.0, "{entry}");
+            for r in [&on, &auto] {
+                assert_eq!(
+                    r.pipeline_cycles.to_bits(),
+                    off.pipeline_cycles.to_bits(),
+                    "{entry}"
+                );
+                assert_eq!(r.cache, off.cache, "{entry}");
+                assert_eq!(r.sim_ops_per_warp, off.sim_ops_per_warp, "{entry}");
+            }
+        }
     }
 
     #[test]
