@@ -518,3 +518,67 @@ fn models_agreeing_on_the_winner_are_listed() {
     let same = models[0]["best"]["params"] == models[1]["best"]["params"];
     assert_eq!(agree.contains(&"hong-kim"), same);
 }
+
+#[test]
+fn a_ptx_kernel_given_by_flags_sweeps_like_its_kernel_file() {
+    // data/sweeps/trace/dwt_matrix.toml written out as flags: the same CSV, byte for byte
+    // (the kernel column is the entry name, which is also that file's name).
+    let dir = tmp("ptx_flags");
+    let fix = root().join("tests/fixtures/ptx");
+    let ptx = fix.join("dwt.nvcc-sm75.ptx").display().to_string();
+    let res = fix.join("dwt.nvcc-sm75.ptxas.txt").display().to_string();
+    let file = root()
+        .join("data/sweeps/trace/dwt_matrix.toml")
+        .display()
+        .to_string();
+    let (a, b) = (dir.join("file.csv"), dir.join("flags.csv"));
+    let axes = [
+        "--param",
+        "block_x=64..256:64",
+        "--param",
+        "n=1024..8192:1024",
+    ];
+    let mut by_file = vec!["sweep", "--model", "trace", "--device", "V100"];
+    let inputs = format!("trace={file}");
+    by_file.extend(["--inputs", &inputs, "-o", a.to_str().unwrap()]);
+    by_file.extend(axes);
+    let (code, _, err) = run(&by_file);
+    assert_eq!(code, 0, "{err}");
+    let mut by_flags = vec!["sweep", "--device", "V100", "--ptx", &ptx];
+    by_flags.extend([
+        "--entry",
+        "dwt_matrix",
+        "--grid",
+        "(n + block_x - 1) / block_x",
+    ]);
+    by_flags.extend(["--block", "block_x", "--arg", "3=n", "--arg", "4=8"]);
+    by_flags.extend(["--resources", &res, "-o", b.to_str().unwrap()]);
+    by_flags.extend(axes);
+    let (code, _, err) = run(&by_flags);
+    assert_eq!(code, 0, "{err}");
+    let (ta, tb) = (
+        std::fs::read_to_string(&a).unwrap(),
+        std::fs::read_to_string(&b).unwrap(),
+    );
+    assert_eq!(ta.lines().count(), 1 + 4 * 8);
+    assert!(tb.lines().nth(1).unwrap().starts_with("trace,dwt_matrix,"));
+    assert_eq!(ta, tb);
+
+    // --ptx without --entry: one sentence naming the flag, exit 2.
+    let out = dir.join("x.csv");
+    let (code, _, err) = run(&[
+        "sweep",
+        "--device",
+        "V100",
+        "--ptx",
+        &ptx,
+        "--grid",
+        "4",
+        "--block",
+        "32",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--entry") && err.lines().count() == 1, "{err}");
+}

@@ -14,8 +14,9 @@ use serde::Serialize;
 use super::print_json;
 use crate::error::{write_atomic, Error, Result};
 use crate::explore::best::{self, Constraint, Objective};
-use crate::explore::space::{resolve_devices, Fnv, DEFAULT_MAX_POINTS};
+use crate::explore::space::{resolve_devices, Fnv, GeneratedInput, DEFAULT_MAX_POINTS};
 use crate::explore::sweep::{self, Format, SweepOptions, DEFAULT_CHUNK_POINTS};
+use crate::explore::trace_cell::PtxKernelFile;
 use crate::explore::{Space, SpaceSpec};
 use crate::model::puchala::paper::GridPoint;
 
@@ -26,7 +27,8 @@ pub struct SpaceArgs {
     /// t_m_cycles, calibrations); flags given as well replace its entries.
     #[arg(long, value_name = "FILE.toml")]
     pub space: Option<PathBuf>,
-    /// Models to run (repeat or comma-separate): roofline, wu, mwp-cwp, hong-kim, puchala.
+    /// Models to run (repeat or comma-separate): roofline, wu, mwp-cwp, hong-kim, puchala, trace
+    /// (trace alone when --ptx is given and no model is).
     #[arg(long = "model", value_name = "NAME")]
     pub models: Vec<String>,
     /// puchala kernels: built-in names (dwt-matrix, dwt-lattice, mtx-mul-vec) or program files.
@@ -60,6 +62,75 @@ pub struct SpaceArgs {
     /// Refuse spaces of more points than this.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_POINTS)]
     pub max_points: u64,
+    #[command(flatten)]
+    pub ptx: PtxKernelArgs,
+}
+
+/// A PTX kernel for the trace model given by flags: the same fields as a PTX kernel file
+/// (`--inputs trace=FILE.toml`, see `data/sweeps/trace/`), its expressions in the swept
+/// parameters.
+#[derive(Debug, Clone, Default, Args)]
+pub struct PtxKernelArgs {
+    /// PTX file of a kernel to sweep with the trace model.
+    #[arg(long, value_name = "FILE.ptx")]
+    pub ptx: Option<PathBuf>,
+    /// Its entry (`.entry` name).
+    #[arg(long, value_name = "NAME", requires = "ptx")]
+    pub entry: Option<String>,
+    /// Grid: 1-3 comma-separated expressions in the parameters, e.g. `(n + block_x - 1) / block_x`.
+    #[arg(long, value_name = "X[,Y,Z]", requires = "ptx")]
+    pub grid: Option<String>,
+    /// Block: 1-3 comma-separated expressions, e.g. `block_x`.
+    #[arg(long, value_name = "X[,Y,Z]", requires = "ptx")]
+    pub block: Option<String>,
+    /// A kernel argument by name or index: a number or an expression (`3=n`). Repeatable.
+    #[arg(long = "arg", value_name = "NAME=EXPR", requires = "ptx")]
+    pub args: Vec<String>,
+    /// Registers per thread (else from --resources, else a default named in the notes).
+    #[arg(long, value_name = "N", requires = "ptx")]
+    pub registers: Option<u32>,
+    /// ptxas -v / NVRTC / cuobjdump report with the kernel's registers and shared memory.
+    #[arg(long, value_name = "LOG", requires = "ptx")]
+    pub resources: Option<PathBuf>,
+    /// Static shared memory per block, bytes.
+    #[arg(long, value_name = "BYTES", requires = "ptx")]
+    pub shared_bytes: Option<u32>,
+}
+
+impl PtxKernelArgs {
+    /// The PTX kernel file these flags describe, when --ptx is given.
+    fn kernel_file(&self) -> Result<Option<GeneratedInput>> {
+        let Some(ptx) = &self.ptx else {
+            return Ok(None);
+        };
+        let need = |v: &Option<String>, flag: &str, what: &str| {
+            v.clone()
+                .ok_or_else(|| Error::missing(flag, format!("--ptx needs {flag} {what}")))
+        };
+        let entry = need(&self.entry, "--entry", "NAME")?;
+        let dims = |text: String| -> Vec<String> {
+            text.split(',').map(|d| d.trim().to_string()).collect()
+        };
+        // Paths made absolute: the file is read as if it sat in the current directory.
+        let absolute = |p: &PathBuf| std::path::absolute(p).unwrap_or_else(|_| p.clone());
+        let file = PtxKernelFile {
+            ptx: absolute(ptx),
+            entry: entry.clone(),
+            grid: dims(need(&self.grid, "--grid", "X[,Y,Z]")?),
+            block: dims(need(&self.block, "--block", "X[,Y,Z]")?),
+            args: self.args.clone(),
+            registers: self.registers,
+            resources: self.resources.as_ref().map(absolute),
+            shared_bytes: self.shared_bytes,
+        };
+        let text = toml::to_string(&file)
+            .map_err(|e| Error::invalid("--ptx", format!("cannot describe the kernel: {e}")))?;
+        Ok(Some(GeneratedInput {
+            name: entry,
+            origin: format!("--ptx {}", ptx.display()),
+            text,
+        }))
+    }
 }
 
 impl SpaceArgs {
@@ -75,7 +146,12 @@ impl SpaceArgs {
             t_p_us: self.t_p_us,
             t_m_cycles: self.t_m_cycles,
             calibrations: self.calibrations.clone(),
+            trace_kernels: self.ptx.kernel_file()?.into_iter().collect(),
         };
+        let mut flags = flags;
+        if !flags.trace_kernels.is_empty() && flags.models.is_empty() && self.space.is_none() {
+            flags.models.push("trace".into());
+        }
         Ok(match &self.space {
             Some(path) => SpaceSpec::load(path)?.overridden_by(flags),
             None => flags,

@@ -66,6 +66,20 @@ pub struct SpaceSpec {
     /// Calibration files, or `none` for uncalibrated cells.
     #[serde(default)]
     pub calibrations: Vec<String>,
+    /// PTX kernel files written from flags (`sweep --ptx ...`), for the trace model: not a
+    /// space-file key (a space file lists such files under `inputs` as `trace=FILE`).
+    #[serde(skip)]
+    pub trace_kernels: Vec<GeneratedInput>,
+}
+
+/// An inputs text made by the caller rather than read from a file.
+#[derive(Debug, Clone)]
+pub struct GeneratedInput {
+    /// The workload's name in the output (the kernel column).
+    pub name: String,
+    /// What error messages name as its origin.
+    pub origin: String,
+    pub text: String,
 }
 
 impl SpaceSpec {
@@ -111,7 +125,8 @@ impl SpaceSpec {
             devices,
             device_files,
             params,
-            calibrations
+            calibrations,
+            trace_kernels
         );
         self.t_p_us = other.t_p_us.or(self.t_p_us);
         self.t_m_cycles = other.t_m_cycles.or(self.t_m_cycles);
@@ -217,6 +232,18 @@ impl Space {
                     name,
                     origin: path.display().to_string(),
                     text,
+                },
+            ));
+        }
+        for g in &spec.trace_kernels {
+            fp.add(g.text.as_bytes());
+            fp.add(b"trace");
+            inputs.push((
+                Some(registry::find("trace")?.name),
+                Workload::Inputs {
+                    name: g.name.clone(),
+                    origin: g.origin.clone(),
+                    text: g.text.clone(),
                 },
             ));
         }

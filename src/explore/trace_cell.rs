@@ -54,7 +54,7 @@ use crate::workload::program::RepeatCount;
 pub const MEMO_ENTRIES: usize = 4096;
 
 /// A PTX kernel file as written.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct PtxKernelFile {
     pub ptx: PathBuf,
