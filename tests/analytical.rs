@@ -2,8 +2,10 @@
 //! device filling from a K40 description with micro-benchmarks, errors and exit codes, best-block
 //! output files and the speedup report.
 
+mod common;
+use common::run;
+
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use kerneltime::device::Device;
 use kerneltime::model::{hong_kim, mwp_cwp, wu};
@@ -24,18 +26,6 @@ fn k40_path() -> PathBuf {
 fn k40() -> Device {
     let text = std::fs::read_to_string(k40_path()).unwrap();
     Device::from_toml(&text, "k40 fixture").unwrap()
-}
-
-fn run(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_kerneltime"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }
 
 fn json(stdout: &str) -> serde_json::Value {

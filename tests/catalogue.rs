@@ -2,17 +2,12 @@
 //! `device check`, `device import`, `--device-file`). Expected values are datasheet or paper
 //! figures written here with their arithmetic, never output copied from the program.
 
+mod common;
+use common::output as kerneltime;
+
 use std::path::PathBuf;
-use std::process::{Command, Output};
 
 use serde_json::Value;
-
-fn kerneltime(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kerneltime"))
-        .args(args)
-        .output()
-        .expect("the kerneltime binary runs")
-}
 
 fn stdout_json(args: &[&str]) -> Value {
     let out = kerneltime(args);

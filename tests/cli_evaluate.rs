@@ -1,12 +1,11 @@
 //! `calibrate`, `evaluate` (table, JSON, report with HTML checked in headless Chromium when
 //! installed) and `reproduce parra2016` through the real binary.
 
+mod common;
+use common::bin;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_kerneltime"))
-}
 
 fn temp_dir(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("kerneltime-cli-eval-{}-{name}", std::process::id()));

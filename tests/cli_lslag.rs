@@ -1,14 +1,10 @@
 //! The LSLAG commands through the binary: `predict --model lslag`, `lslag fit`, `lslag cost`.
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
+mod common;
+use common::output as kerneltime;
 
-fn kerneltime(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kerneltime"))
-        .args(args)
-        .output()
-        .expect("run kerneltime")
-}
+use std::path::PathBuf;
+use std::process::Output;
 
 fn json(out: &Output) -> serde_json::Value {
     assert!(

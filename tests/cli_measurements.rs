@@ -1,12 +1,10 @@
 //! The `measurements` command and `predict --model roofline` through the real binary.
 
+mod common;
+use common::bin;
+
 use std::io::Write;
 use std::path::PathBuf;
-use std::process::Command;
-
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_kerneltime"))
-}
 
 fn temp_file(name: &str, bytes: &[u8]) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("kerneltime-cli-meas-{}", std::process::id()));

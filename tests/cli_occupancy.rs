@@ -2,17 +2,12 @@
 //! limiting resource, the paper variants, every error path (exit code 2, one line naming the
 //! flag) and a sweep of extreme values that must never panic.
 
+mod common;
+use common::output as kerneltime;
+
 use std::path::PathBuf;
-use std::process::{Command, Output};
 
 use serde_json::Value;
-
-fn kerneltime(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kerneltime"))
-        .args(args)
-        .output()
-        .expect("the binary runs")
-}
 
 fn json(args: &[&str]) -> Value {
     let mut all = vec!["occupancy", "--json"];

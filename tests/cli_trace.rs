@@ -3,25 +3,14 @@
 //! catalogue program of puchala2022, eq 8's scaling, device-file latency overrides, and exit code
 //! 2 with a clear message for bad input.
 
-use std::process::Command;
+mod common;
+use common::run;
 
 use kerneltime::emulate::{emulate, LaunchDims, Options};
 use kerneltime::model::from_trace::puchala_program;
 use kerneltime::workload::program::Op;
 
 const FIX: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/ptx");
-
-fn run(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_kerneltime"))
-        .args(args)
-        .output()
-        .expect("binary runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 fn json(args: &[&str]) -> serde_json::Value {
     let (code, out, err) = run(args);

@@ -2,12 +2,10 @@
 //! through the real binary, on measurements made from the uncalibrated trace model plus a known
 //! launch overhead.
 
-use std::path::PathBuf;
-use std::process::Command;
+mod common;
+use common::bin;
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_kerneltime"))
-}
+use std::path::PathBuf;
 
 fn run(args: &[&str]) -> (bool, String, String) {
     let out = bin().args(args).output().unwrap();

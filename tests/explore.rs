@@ -4,6 +4,9 @@
 //! code 2, output does not depend on the thread count, the sweep's fast path equals the full
 //! predictions, and `compare` reproduces puchala2022's ratios and ranks GPUs.
 
+mod common;
+use common::{run, run_env};
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -29,24 +32,6 @@ fn tmp(name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
-}
-
-fn run_env(args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_kerneltime"));
-    c.args(args);
-    for (k, v) in env {
-        c.env(k, v);
-    }
-    let out = c.output().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-fn run(args: &[&str]) -> (i32, String, String) {
-    run_env(args, &[])
 }
 
 /// A wu sweep of 32 block sizes x 300 grid sizes (9,600 points) on the example inputs file.

@@ -1,7 +1,9 @@
 //! puchala2022 through the command line: golden cycle counts, Algorithms 1 and 3 against hand
 //! calculations, catalogue/file equivalence, sweeps and error paths.
 
+mod common;
 mod puchala_common;
+use common::{json, output as run, temp_dir, write};
 use puchala_common::*;
 
 const RTX2080: &str = "GeForce RTX 2080 (puchala2022)";

@@ -1,6 +1,8 @@
 //! `kerneltime reproduce puchala2022`: the paper's grid, CSV and SVG files.
 
+mod common;
 mod puchala_common;
+use common::{json, output as run, temp_dir};
 use puchala_common::*;
 
 #[test]

@@ -1,40 +1,9 @@
-//! Shared helpers for the puchala2022 integration tests (included with `mod`).
+//! Shared helpers for the puchala2022 integration tests (included with `mod`, after `mod common`).
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
-pub fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_kerneltime"))
-}
-
-pub fn run(args: &[&str]) -> Output {
-    bin().args(args).output().expect("the binary runs")
-}
-
-pub fn json(args: &[&str]) -> serde_json::Value {
-    let out = run(args);
-    assert!(
-        out.status.success(),
-        "{args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("valid JSON")
-}
-
-/// A fresh temporary directory for one test.
-pub fn temp_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("kerneltime-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-pub fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
-    let p = dir.join(name);
-    std::fs::write(&p, text).unwrap();
-    p
-}
+use crate::common::write;
 
 /// A device file with the values of one row of the paper's Table 3 (typed here from the
 /// paper: cc, name, F MHz, SMs, cores/SM, max blocks/SM, max warps/SM, matrix t_p t_m,
