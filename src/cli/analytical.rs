@@ -61,47 +61,34 @@ pub fn predict_text(
         "mwp-cwp" => {
             let resolved = MwpCwpInputs::from_toml(text, origin, device)?;
             let r = mwp_cwp::predict(&resolved.inputs)?;
-            let mut notes = resolved.notes;
-            let us = to_us(
-                r.t_exec,
-                device,
-                resolved.inputs.freq_ghz * 1000.0,
-                "freq_ghz",
-                &mut notes,
-            );
-            let mut p = r.to_prediction(&device_name, us);
-            p.notes.extend(notes);
-            Ok(p)
+            let clock = (resolved.inputs.freq_ghz * 1000.0, "freq_ghz");
+            Ok(finish(r.t_exec, clock, resolved.notes, device, |us| {
+                r.to_prediction(&device_name, us)
+            }))
         }
         "hong-kim" => {
             let resolved = HongKimInputs::from_toml(text, origin, device)?;
             let r = hong_kim::predict(&resolved.inputs)?;
-            let mut notes = resolved.notes;
-            let us = to_us(
+            let clock = (resolved.inputs.freq_ghz * 1000.0, "freq_ghz");
+            Ok(finish(
                 r.exec_cycles_with_synch,
+                clock,
+                resolved.notes,
                 device,
-                resolved.inputs.freq_ghz * 1000.0,
-                "freq_ghz",
-                &mut notes,
-            );
-            let mut p = r.to_prediction(&device_name, us);
-            p.notes.extend(notes);
-            Ok(p)
+                |us| r.to_prediction(&device_name, us),
+            ))
         }
         "wu" => {
             let resolved = WuInputs::from_toml(text, origin, device)?;
             let r = wu::predict(&resolved.inputs)?;
-            let mut notes = resolved.notes;
-            let us = to_us(
+            let clock = (resolved.inputs.freq_mhz, "freq_mhz");
+            Ok(finish(
                 r.exec_cycles_sm,
+                clock,
+                resolved.notes,
                 device,
-                resolved.inputs.freq_mhz,
-                "freq_mhz",
-                &mut notes,
-            );
-            let mut p = r.to_prediction(&device_name, us);
-            p.notes.extend(notes);
-            Ok(p)
+                |us| r.to_prediction(&device_name, us),
+            ))
         }
         other => Err(Error::invalid(
             "--model",
@@ -111,6 +98,22 @@ pub fn predict_text(
             ),
         )),
     }
+}
+
+/// One model's result as a prediction: its cycles in microseconds (see `to_us`; `clock` is the
+/// inputs file's clock in MHz and the field it came from), with the notes of resolving the inputs
+/// after the model's own.
+fn finish(
+    cycles: f64,
+    (file_clock_mhz, field): (f64, &str),
+    mut notes: Vec<String>,
+    device: Option<&Device>,
+    to_prediction: impl FnOnce(f64) -> Prediction,
+) -> Prediction {
+    let us = to_us(cycles, device, file_clock_mhz, field, &mut notes);
+    let mut p = to_prediction(us);
+    p.notes.extend(notes);
+    p
 }
 
 /// Cycles to microseconds: the device clock when there is a device, else the file's clock.
