@@ -183,21 +183,13 @@ pub fn markdown(e: &Evaluation) -> String {
     for d in &devices {
         let _ = write!(s, "| {d} |");
         for m in &models {
-            match e
+            let a = e
                 .aggregates
                 .iter()
-                .find(|a| &a.model == m && &a.device == d)
-            {
-                Some(a) => {
-                    let cv = a
-                        .mape_cv
-                        .map_or(String::new(), |c| format!(", CV {}", pct(c)));
-                    let _ = write!(s, " {} / {}{cv} |", pct(a.mape), opt_tau(a.kendall_tau));
-                }
-                None => {
-                    let _ = write!(s, " - |");
-                }
-            }
+                .find(|a| &a.model == m && &a.device == d);
+            score_cell(&mut s, a.map(|a| (a.mape, a.kendall_tau, a.mape_cv)), |c| {
+                format!(", CV {}", pct(c))
+            });
         }
         let _ = writeln!(s);
     }
@@ -221,25 +213,33 @@ pub fn markdown(e: &Evaluation) -> String {
     for (d, k) in keys {
         let _ = write!(s, "| {d} | {} |", k.replace('|', "\\|"));
         for m in &models {
-            match e
+            let x = e
                 .experiments
                 .iter()
-                .find(|x| &x.model == m && x.device == d && x.kernel == k)
-            {
-                Some(x) => {
-                    let cv = x
-                        .mape_cv
-                        .map_or(String::new(), |c| format!(" [{}]", pct(c)));
-                    let _ = write!(s, " {} / {}{cv} |", pct(x.mape), opt_tau(x.kendall_tau));
-                }
-                None => {
-                    let _ = write!(s, " - |");
-                }
-            }
+                .find(|x| &x.model == m && x.device == d && x.kernel == k);
+            score_cell(&mut s, x.map(|x| (x.mape, x.kendall_tau, x.mape_cv)), |c| {
+                format!(" [{}]", pct(c))
+            });
         }
         let _ = writeln!(s);
     }
     s
+}
+
+/// One Markdown table cell `MAPE / tau` with the CV MAPE as `cv` writes it, or `-` for a
+/// model without that row.
+fn score_cell(
+    s: &mut String,
+    score: Option<(f64, Option<f64>, Option<f64>)>,
+    cv: impl Fn(f64) -> String,
+) {
+    let _ = match score {
+        Some((mape, tau, mape_cv)) => {
+            let cv = mape_cv.map_or(String::new(), cv);
+            write!(s, " {} / {}{cv} |", pct(mape), opt_tau(tau))
+        }
+        None => write!(s, " - |"),
+    };
 }
 
 const PALETTE: [RGBColor; 8] = [
