@@ -170,7 +170,6 @@ pub struct Piece {
 pub struct Feed {
     tx: Sender<Piece>,
     interner: Interner,
-    end: u32,
 }
 
 impl Feed {
@@ -178,9 +177,8 @@ impl Feed {
     pub fn new(count: usize) -> (Feed, Programs) {
         let (tx, rx) = std::sync::mpsc::channel();
         let mut interner = Interner::default();
-        let end = interner.number(Step::END);
-        debug_assert_eq!(end, END_NUMBER);
-        // The programs' table starts with it.
+        // Numbered first, so END_NUMBER; the programs' table starts with it.
+        interner.number(Step::END);
         interner.new.clear();
         let programs = Programs {
             table: vec![Step::END],
@@ -188,7 +186,7 @@ impl Feed {
             ended: vec![false; count],
             feed: Some(rx),
         };
-        (Feed { tx, interner, end }, programs)
+        (Feed { tx, interner }, programs)
     }
 
     /// Sends the next operations of `program`; `last` ends it. False when the programs are
@@ -199,7 +197,7 @@ impl Feed {
             .map(|op| self.interner.number(Step::of(op)))
             .collect();
         if last {
-            steps.push(self.end);
+            steps.push(END_NUMBER);
         }
         let piece = Piece {
             new_steps: std::mem::take(&mut self.interner.new),
