@@ -136,7 +136,7 @@ impl PtxKernelArgs {
 impl SpaceArgs {
     /// The spec: the file's, with the flags' entries replacing it.
     pub fn spec(&self) -> Result<SpaceSpec> {
-        let flags = SpaceSpec {
+        let mut flags = SpaceSpec {
             models: self.models.clone(),
             kernels: self.kernels.clone(),
             inputs: self.inputs.clone(),
@@ -148,7 +148,6 @@ impl SpaceArgs {
             calibrations: self.calibrations.clone(),
             trace_kernels: self.ptx.kernel_file()?.into_iter().collect(),
         };
-        let mut flags = flags;
         if !flags.trace_kernels.is_empty() && flags.models.is_empty() && self.space.is_none() {
             flags.models.push("trace".into());
         }
