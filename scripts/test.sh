@@ -14,4 +14,4 @@ if ! command -v chromium >/dev/null 2>&1 && [ "${KERNELTIME_SKIP_CHROMIUM:-0}" !
       --no-install-recommends chromium >/dev/null; } \
     || echo "note: Chromium could not be installed; the HTML report check will be skipped"
 fi
-cargo test --release --all-targets
+cargo test --release --workspace --all-targets

@@ -1,8 +1,10 @@
 //! The `kerneltime` binary: parse the command line, run, print the error chain, set the exit code.
 
+mod cli;
+
 fn main() {
     restore_default_sigpipe();
-    let code = match kerneltime::cli::main() {
+    let code = match cli::main() {
         Ok(()) => 0,
         Err(err) => {
             let mut message = err.to_string();

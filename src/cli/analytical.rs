@@ -14,10 +14,10 @@ use serde::Serialize;
 
 use super::predict::PredictArgs;
 use super::{print_json, read_text, DeviceSelection};
-use crate::device::Device;
-use crate::error::{write_atomic, Error, Result};
-use crate::model::{hong_kim, mwp_cwp, wu, Prediction};
-use crate::workload::analytical::{HongKimInputs, MwpCwpInputs, WuInputs};
+use kerneltime::device::Device;
+use kerneltime::error::{write_atomic, Error, Result};
+use kerneltime::model::{hong_kim, mwp_cwp, wu, Prediction};
+use kerneltime::workload::analytical::{HongKimInputs, MwpCwpInputs, WuInputs};
 
 /// The analytical models `predict` dispatches here.
 pub const ANALYTICAL_MODELS: &[&str] = &["mwp-cwp", "hong-kim", "wu"];

@@ -9,12 +9,12 @@ use clap::Args;
 use serde_json::json;
 
 use super::{print_json, read_text};
-use crate::error::{Error, Result};
-use crate::ptx::analysis::{analyze_module, EntryAnalysis};
-use crate::ptx::diag::Severity;
-use crate::ptx::program::MemoryDurations;
-use crate::ptx::resources::parse_report;
-use crate::ptx::{analysis, parse_bytes};
+use kerneltime::error::{Error, Result};
+use kerneltime::ptx::analysis::{analyze_module, EntryAnalysis};
+use kerneltime::ptx::diag::Severity;
+use kerneltime::ptx::program::MemoryDurations;
+use kerneltime::ptx::resources::parse_report;
+use kerneltime::ptx::{analysis, parse_bytes};
 
 /// Largest PTX file accepted, bytes.
 pub const MAX_PTX_BYTES: u64 = 512 * 1024 * 1024;
@@ -43,8 +43,8 @@ pub struct AnalyzeArgs {
 /// Reads, parses and analyzes; the library part of the command.
 pub fn analyze(args: &AnalyzeArgs) -> Result<(Vec<EntryAnalysis>, Vec<String>)> {
     let durations = MemoryDurations {
-        load_cycles: crate::error::non_negative("--load-cycles", args.load_cycles)?,
-        store_cycles: crate::error::non_negative("--store-cycles", args.store_cycles)?,
+        load_cycles: kerneltime::error::non_negative("--load-cycles", args.load_cycles)?,
+        store_cycles: kerneltime::error::non_negative("--store-cycles", args.store_cycles)?,
     };
     let meta = std::fs::metadata(&args.file)
         .map_err(|e| Error::file(&args.file, format!("cannot read: {e}")))?;
@@ -57,7 +57,7 @@ pub fn analyze(args: &AnalyzeArgs) -> Result<(Vec<EntryAnalysis>, Vec<String>)> 
             ),
         ));
     }
-    let bytes = crate::error::read_capped(&args.file, MAX_PTX_BYTES, "a PTX file")?;
+    let bytes = kerneltime::error::read_capped(&args.file, MAX_PTX_BYTES, "a PTX file")?;
     let (module, diags) = parse_bytes(&bytes);
     let resources = match &args.resources {
         Some(p) => {
@@ -134,9 +134,9 @@ pub fn run(args: &AnalyzeArgs) -> Result<()> {
         println!("  basic blocks  {} ({} edges)", e.basic_blocks, e.edges);
         for l in &e.loops {
             let t = match &l.trip_count {
-                crate::ptx::loops::TripCount::Known(n) => n.to_string(),
-                crate::ptx::loops::TripCount::Expr(s) => s.clone(),
-                crate::ptx::loops::TripCount::Unknown => "unknown".into(),
+                kerneltime::ptx::loops::TripCount::Known(n) => n.to_string(),
+                kerneltime::ptx::loops::TripCount::Expr(s) => s.clone(),
+                kerneltime::ptx::loops::TripCount::Unknown => "unknown".into(),
             };
             println!(
                 "  loop          depth {} header line {} trip count {t}",

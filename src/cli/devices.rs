@@ -6,8 +6,8 @@
 use clap::{Args, Subcommand};
 
 use super::print_json;
-use crate::device::{catalogue, import, Device};
-use crate::error::Result;
+use kerneltime::device::{catalogue, import, Device};
+use kerneltime::error::Result;
 
 #[derive(Debug, Args)]
 pub struct DevicesArgs {
@@ -51,7 +51,7 @@ pub enum DeviceCommand {
 }
 
 pub fn run_list(args: &DevicesArgs) -> Result<()> {
-    let filter = args.filter.as_deref().map(crate::device::normalize);
+    let filter = args.filter.as_deref().map(kerneltime::device::normalize);
     let devices: Vec<&Device> = catalogue::all()
         .iter()
         .filter(|d| match &filter {
@@ -59,7 +59,7 @@ pub fn run_list(args: &DevicesArgs) -> Result<()> {
             Some(f) => std::iter::once(&d.name)
                 .chain(d.aliases.iter())
                 .chain(std::iter::once(&d.architecture))
-                .any(|n| crate::device::normalize(n).contains(f.as_str())),
+                .any(|n| kerneltime::device::normalize(n).contains(f.as_str())),
         })
         .collect();
     if args.json {
@@ -190,7 +190,7 @@ fn run_import(
     let device = Device::from_toml(&toml, &origin)?;
     match output {
         Some(out) => {
-            crate::error::write_atomic(out, toml.as_bytes())?;
+            kerneltime::error::write_atomic(out, toml.as_bytes())?;
             if !json {
                 println!(
                     "wrote {} ({}: compute capability {}, {} SMs x {} cores, {:.1} GB/s)",

@@ -7,15 +7,15 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
+use super::report;
 use super::DeviceSelection;
-use crate::error::{write_atomic, Error, Result};
-use crate::eval::evaluate::{evaluate, Run};
-use crate::eval::report;
-use crate::fit::calibrate::{
+use kerneltime::error::{write_atomic, Error, Result};
+use kerneltime::eval::evaluate::{evaluate, Run};
+use kerneltime::fit::calibrate::{
     calibrate_with_progress, prepare_with, CalibrateOptions, Calibration, Model, Scope,
 };
-use crate::fit::measurements::read_measurements;
-use crate::fit::trace_calibration::KernelFileSource;
+use kerneltime::fit::measurements::read_measurements;
+use kerneltime::fit::trace_calibration::KernelFileSource;
 
 #[derive(Debug, Args)]
 pub struct CalibrateArgs {
@@ -191,7 +191,7 @@ pub fn run_evaluate(args: &EvaluateArgs) -> Result<()> {
             m.push(Model::Lslag);
         }
         let builtin = |k: &str| {
-            crate::model::puchala::Builtin::parse(k.split('(').next().unwrap_or(k)).is_ok()
+            kerneltime::model::puchala::Builtin::parse(k.split('(').next().unwrap_or(k)).is_ok()
         };
         if set.measurements.iter().any(|x| builtin(&x.kernel)) {
             m.push(Model::Puchala);
@@ -271,7 +271,7 @@ pub fn run_evaluate(args: &EvaluateArgs) -> Result<()> {
         ProgressBar::hidden()
     };
     let tick = || bar.inc(1);
-    let mut evaluation: Option<crate::eval::evaluate::Evaluation> = None;
+    let mut evaluation: Option<kerneltime::eval::evaluate::Evaluation> = None;
     for (p, runs) in &prepared {
         let e = evaluate(p, runs, &set.file, &tick)?;
         match evaluation.as_mut() {
@@ -335,7 +335,7 @@ fn read_kernel_file(path: Option<&Path>) -> Result<Option<KernelFileSource>> {
 }
 
 /// Writes every output of an evaluation into `dir`, each file atomically.
-pub fn write_report(dir: &Path, e: &crate::eval::evaluate::Evaluation) -> Result<()> {
+pub fn write_report(dir: &Path, e: &kerneltime::eval::evaluate::Evaluation) -> Result<()> {
     let charts = report::charts(e)?;
     let json = serde_json::to_string_pretty(e)
         .map_err(|x| Error::invalid("json", format!("cannot serialize: {x}")))?;
@@ -359,9 +359,9 @@ pub fn write_report(dir: &Path, e: &crate::eval::evaluate::Evaluation) -> Result
 /// `predict --calibration CAL.toml`: the model with the calibration's parameters for the device
 /// (and `--kernel`, when the calibration is per kernel).
 pub fn run_predict_calibrated(args: &super::predict::PredictArgs, cal_path: &Path) -> Result<()> {
-    use crate::fit::calibrate::{apply_hong_kim, apply_mwp_cwp, apply_wu, param_specs};
-    use crate::model::{hong_kim, mwp_cwp, roofline, wu, Prediction};
-    use crate::workload::analytical::{HongKimInputs, MwpCwpInputs, WuInputs};
+    use kerneltime::fit::calibrate::{apply_hong_kim, apply_mwp_cwp, apply_wu, param_specs};
+    use kerneltime::model::{hong_kim, mwp_cwp, roofline, wu, Prediction};
+    use kerneltime::workload::analytical::{HongKimInputs, MwpCwpInputs, WuInputs};
 
     let origin = cal_path.display().to_string();
     let cal = Calibration::from_toml(&super::read_text(cal_path)?, &origin)?;
@@ -423,7 +423,7 @@ pub fn run_predict_calibrated(args: &super::predict::PredictArgs, cal_path: &Pat
         Model::Roofline => {
             let (text, o) = inputs_text("roofline")?;
             let i = roofline::RooflineInputs::from_toml(&text, &o)?;
-            crate::fit::calibrate::roofline_prediction(&device, &i, Some(&q))?
+            kerneltime::fit::calibrate::roofline_prediction(&device, &i, Some(&q))?
         }
         Model::MwpCwp => {
             let (text, o) = inputs_text("mwp-cwp")?;
@@ -453,16 +453,17 @@ pub fn run_predict_calibrated(args: &super::predict::PredictArgs, cal_path: &Pat
             )
         }
         Model::Puchala => {
-            use crate::fit::calibrate::{predict_row, Row, RowInputs};
+            use kerneltime::fit::calibrate::{predict_row, Row, RowInputs};
             let name = args.kernel.as_deref().ok_or_else(|| {
                 Error::missing(
                     "--kernel",
                     "puchala needs a built-in --kernel (dwt-matrix, dwt-lattice, mtx-mul-vec)",
                 )
             })?;
-            let builtin = crate::model::puchala::Builtin::parse(name)?;
+            let builtin = kerneltime::model::puchala::Builtin::parse(name)?;
             let points =
-                crate::workload::params::ParamSpace::parse_all(&args.params, "--param")?.points();
+                kerneltime::workload::params::ParamSpace::parse_all(&args.params, "--param")?
+                    .points();
             let [point] = points.as_slice() else {
                 return Err(Error::invalid(
                     "--param",
@@ -500,8 +501,8 @@ pub fn run_predict_calibrated(args: &super::predict::PredictArgs, cal_path: &Pat
             let s = args
                 .s
                 .ok_or_else(|| Error::missing("--s", "lslag needs --s"))?;
-            crate::error::positive("--gamma", gamma)?;
-            crate::error::non_negative("--s", s)?;
+            kerneltime::error::positive("--gamma", gamma)?;
+            kerneltime::error::non_negative("--s", s)?;
             Prediction::new("lslag", &device.name, (q[0] / gamma + q[1]) * s)
         }
     };
@@ -529,10 +530,10 @@ pub fn run_predict_calibrated(args: &super::predict::PredictArgs, cal_path: &Pat
 /// does, simulated with the calibrated DRAM and L2 latencies, plus the launch overhead.
 fn predict_trace_calibrated(
     args: &super::predict::PredictArgs,
-    device: &crate::device::Device,
+    device: &kerneltime::device::Device,
     q: &[f64],
-) -> Result<crate::model::Prediction> {
-    use crate::model::trace_sim::{self, KernelResources};
+) -> Result<kerneltime::model::Prediction> {
+    use kerneltime::model::trace_sim::{self, KernelResources};
     let missing = |flag: &str| {
         Error::missing(
             flag,
@@ -545,7 +546,7 @@ fn predict_trace_calibrated(
     let block = args.block.clone().ok_or_else(|| missing("--block"))?;
     let report = match &args.resources {
         Some(p) => Some(
-            crate::ptx::resources::parse_report(&super::read_text(p)?)
+            kerneltime::ptx::resources::parse_report(&super::read_text(p)?)
                 .into_iter()
                 .find(|r| r.name == entry)
                 .ok_or_else(|| Error::file(p, format!("has no entry for kernel `{entry}`")))?,
@@ -558,7 +559,7 @@ fn predict_trace_calibrated(
         &grid,
         &block,
         &args.args,
-        crate::emulate::Options::default(),
+        kerneltime::emulate::Options::default(),
     )?;
     let res = KernelResources {
         registers_per_thread: report
@@ -570,7 +571,7 @@ fn predict_trace_calibrated(
             .and_then(|r| r.shared_bytes)
             .unwrap_or(em.shared_bytes_static) as u32,
     };
-    let mut lat = crate::device::latencies::for_device(device)?;
+    let mut lat = kerneltime::device::latencies::for_device(device)?;
     lat.values.dram *= q[0];
     lat.values.l2_hit *= q[1];
     let (mut p, _) = trace_sim::predict(device, &em, res, &lat)?;

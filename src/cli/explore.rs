@@ -4,7 +4,6 @@
 //! one more axis (`--calibration`), applied in the registry's `prepare`.
 
 use std::fmt::Write as _;
-use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use clap::Args;
@@ -12,13 +11,13 @@ use plotters::prelude::*;
 use serde::Serialize;
 
 use super::print_json;
-use crate::error::{write_atomic, Error, Result};
-use crate::explore::best::{self, Constraint, Objective};
-use crate::explore::space::{resolve_devices, Fnv, GeneratedInput, DEFAULT_MAX_POINTS};
-use crate::explore::sweep::{self, Format, SweepOptions, DEFAULT_CHUNK_POINTS};
-use crate::explore::trace_cell::PtxKernelFile;
-use crate::explore::{Space, SpaceSpec};
-use crate::model::puchala::paper::GridPoint;
+use kerneltime::error::{write_atomic, Error, Result};
+use kerneltime::explore::best::{self, Constraint, Objective};
+use kerneltime::explore::space::{resolve_devices, Fnv, GeneratedInput, DEFAULT_MAX_POINTS};
+use kerneltime::explore::sweep::{self, Format, SweepOptions, DEFAULT_CHUNK_POINTS};
+use kerneltime::explore::trace_cell::PtxKernelFile;
+use kerneltime::explore::{Space, SpaceSpec};
+use kerneltime::model::puchala::paper::GridPoint;
 
 /// The space flags shared by `sweep`, `best` and `compare`.
 #[derive(Debug, Clone, Args)]
@@ -216,9 +215,8 @@ pub fn run_sweep(args: &SweepArgs) -> Result<()> {
         resume: args.resume,
         chunk_points: args.chunk_points,
         stop_after: args.stop_after,
-        progress: std::io::stderr().is_terminal(),
     };
-    let summary = sweep::run_to_file(&space, &args.output, &opts)?;
+    let summary = sweep::run_to_file(&space, &args.output, &opts, &super::progress::Bar::stderr())?;
     if args.json {
         return print_json(&summary);
     }

@@ -1,7 +1,7 @@
 //! The LSLAG commands: `predict --model lslag`, `lslag fit` and `lslag cost`.
 //!
-//! This file turns flags into validated calls of `crate::model::lslag`, `crate::fit::lslag` and
-//! `crate::model::lsla`, and prints the results (text or `--json`). It does no modelling.
+//! This file turns flags into validated calls of `kerneltime::model::lslag`, `kerneltime::fit::lslag` and
+//! `kerneltime::model::lsla`, and prints the results (text or `--json`). It does no modelling.
 //!
 //! `predict --model lslag --json` prints the usual `Prediction` plus `t_w`, `t_k`, `t_1` and `t_c`
 //! (microseconds) at the top level, for scripts that only want the four times.
@@ -13,13 +13,13 @@ use serde::Serialize;
 
 use super::predict::PredictArgs;
 use super::{print_json, read_text};
-use crate::error::{Error, Result};
-use crate::fit::lslag::{fit, parse_samples_csv, FitOptions, FitReport, ModelFit};
-use crate::model::lsla::Graph;
-use crate::model::lslag::{
+use kerneltime::error::{Error, Result};
+use kerneltime::fit::lslag::{fit, parse_samples_csv, FitOptions, FitReport, ModelFit};
+use kerneltime::model::lsla::Graph;
+use kerneltime::model::lslag::{
     predict, predict_builtin, LslagParams, TimeUnit, BUILTIN_APPS, BUILTIN_PLATFORMS,
 };
-use crate::model::Prediction;
+use kerneltime::model::Prediction;
 
 /// `kerneltime lslag ...`
 #[derive(Debug, Subcommand)]
@@ -197,7 +197,7 @@ fn run_fit(args: &FitArgs) -> Result<()> {
     report.params.platform = args.platform.clone();
     report.params.app = args.app.clone();
     if let Some(out) = &args.output {
-        crate::error::write_atomic(out, report.params.to_toml_string()?.as_bytes())?;
+        kerneltime::error::write_atomic(out, report.params.to_toml_string()?.as_bytes())?;
     }
     if args.json {
         return print_json(&report);

@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::print_json;
-use crate::error::Result;
-use crate::fit::measurements::{read_measurements_as, summarize, Format};
+use kerneltime::error::Result;
+use kerneltime::fit::measurements::{read_measurements_as, summarize, Format};
 
 #[derive(Debug, Args)]
 pub struct MeasurementsArgs {

@@ -13,9 +13,11 @@ mod lslag;
 mod measurements;
 mod occupancy;
 mod predict;
+mod progress;
 mod ptx_predict;
 mod puchala;
 mod puchala_plot;
+mod report;
 mod reproduce;
 mod trace;
 
@@ -24,8 +26,8 @@ use std::path::{Path, PathBuf};
 use clap::{Parser, Subcommand};
 use serde::Serialize;
 
-use crate::device::{catalogue, Device};
-use crate::error::{Error, Result};
+use kerneltime::device::{catalogue, Device};
+use kerneltime::error::{Error, Result};
 
 /// Predict how long GPU kernels take on a given GPU, without running them.
 #[derive(Debug, Parser)]
@@ -149,5 +151,5 @@ pub fn print_json<T: Serialize + ?Sized>(value: &T) -> Result<()> {
 
 /// Reads a text file, with an error naming it.
 pub fn read_text(path: &Path) -> Result<String> {
-    crate::error::read_text_file(path, "a text file")
+    kerneltime::error::read_text_file(path, "a text file")
 }

@@ -8,10 +8,10 @@
 use clap::Args;
 
 use super::{print_json, DeviceSelection};
-use crate::device::occupancy::{
+use kerneltime::device::occupancy::{
     occupancy_variant, BlockResources, Carveout, OccupancyOptions, Variant,
 };
-use crate::error::{Error, Result};
+use kerneltime::error::{Error, Result};
 
 #[derive(Debug, Args)]
 pub struct OccupancyArgs {

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::DeviceSelection;
-use crate::error::{Error, Result};
+use kerneltime::error::{Error, Result};
 
 /// The models `predict --model` accepts.
 pub const MODELS: &[&str] = &[
@@ -124,7 +124,7 @@ pub fn run(args: &PredictArgs) -> Result<()> {
 
 /// `--model roofline`: flops and DRAM bytes from `--inputs FILE.toml`.
 fn run_roofline(args: &PredictArgs) -> Result<()> {
-    use crate::model::roofline::{predict, RooflineInputs};
+    use kerneltime::model::roofline::{predict, RooflineInputs};
     let device = args.device.resolve()?;
     let path = args.inputs.as_ref().ok_or_else(|| {
         Error::missing(

@@ -7,10 +7,10 @@
 use super::predict::PredictArgs;
 use super::print_json;
 use super::trace::emulate_file;
-use crate::emulate::Options;
-use crate::error::{Error, Result};
-use crate::model::from_trace::{predict_models, PtxRequest, PTX_MODELS};
-use crate::ptx::resources::parse_report;
+use kerneltime::emulate::Options;
+use kerneltime::error::{Error, Result};
+use kerneltime::model::from_trace::{predict_models, PtxRequest, PTX_MODELS};
+use kerneltime::ptx::resources::parse_report;
 
 /// Whether `predict --model MODEL` takes the PTX path with these flags.
 pub fn wants_ptx(model: &str, args: &PredictArgs) -> bool {

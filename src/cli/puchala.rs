@@ -3,7 +3,7 @@
 //!
 //! This file turns flags into validated model inputs, decides where `t_p`/`t_m` come from
 //! (flag, else the device profile's entry for a built-in kernel, else an error naming the
-//! flag) and formats the output. The model itself lives in `crate::model::puchala`.
+//! flag) and formats the output. The model itself lives in `kerneltime::model::puchala`.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -12,14 +12,14 @@ use clap::Args;
 
 use super::predict::PredictArgs;
 use super::{print_json, puchala_plot};
-use crate::device::{catalogue, Device};
-use crate::error::{write_atomic, Error, Result};
-use crate::model::puchala::kernels::{dwt_lattice_complexity, dwt_matrix_complexity};
-use crate::model::puchala::paper::{device_grid, GridPoint, PAPER_DEVICES};
-use crate::model::puchala::{predict, timeline, Builtin, CoreProgram, KernelSpec, Request};
-use crate::model::Prediction;
-use crate::workload::params::{ParamSpace, ParamValues};
-use crate::workload::program::ProgramFile;
+use kerneltime::device::{catalogue, Device};
+use kerneltime::error::{write_atomic, Error, Result};
+use kerneltime::model::puchala::kernels::{dwt_lattice_complexity, dwt_matrix_complexity};
+use kerneltime::model::puchala::paper::{device_grid, GridPoint, PAPER_DEVICES};
+use kerneltime::model::puchala::{predict, timeline, Builtin, CoreProgram, KernelSpec, Request};
+use kerneltime::model::Prediction;
+use kerneltime::workload::params::{ParamSpace, ParamValues};
+use kerneltime::workload::program::ProgramFile;
 
 /// `predict --model puchala`.
 pub fn run_predict(args: &PredictArgs) -> Result<()> {
@@ -138,7 +138,7 @@ fn predictions_text(preds: &[Prediction], sweep: bool) -> String {
     };
     if !sweep {
         if let Some(p) = preds.first() {
-            let l = p.launch.unwrap_or(crate::workload::Launch {
+            let l = p.launch.unwrap_or(kerneltime::workload::Launch {
                 blocks: 0,
                 threads_per_block: 0,
                 launches: 0,
@@ -243,7 +243,7 @@ pub fn run_simulate(args: &SimulateArgs) -> Result<()> {
     let file = ProgramFile::load(&args.program)?;
     let params = single_point(&args.params)?;
     let instrs = file.program.expand(&params)?;
-    crate::error::non_negative("--t-m", args.t_m_cycles)?;
+    kerneltime::error::non_negative("--t-m", args.t_m_cycles)?;
     let cycles = CoreProgram::new(&instrs, args.t_m_cycles)?.cycles(u64::from(args.warps));
     if let Some(path) = &args.timeline {
         let tl = timeline(&instrs, args.warps, args.t_m_cycles)?;
@@ -304,7 +304,7 @@ pub struct ReproduceArgs {
 }
 
 pub fn run_reproduce(args: &ReproduceArgs) -> Result<()> {
-    if crate::device::normalize(&args.paper) != "puchala2022" {
+    if kerneltime::device::normalize(&args.paper) != "puchala2022" {
         return Err(Error::invalid(
             "PAPER",
             format!("unknown paper `{}`; known: puchala2022", args.paper),
@@ -475,8 +475,8 @@ pub fn run_explain(args: &ExplainArgs) -> Result<()> {
             let k = p.get("k").ok_or_else(|| {
                 Error::missing("--param k", "give the filter length, e.g. --param k=8")
             })?;
-            crate::error::positive("--param n", n)?;
-            crate::error::positive("--param k", k)?;
+            kerneltime::error::positive("--param n", n)?;
+            kerneltime::error::positive("--param k", k)?;
             let c = match kernel {
                 Builtin::DwtMatrix => dwt_matrix_complexity(n, k),
                 _ => dwt_lattice_complexity(n, k),

@@ -5,9 +5,9 @@
 
 use plotters::prelude::*;
 
-use crate::error::{Error, Result};
-use crate::model::puchala::paper::GridPoint;
-use crate::model::puchala::simulate::{SegmentKind, Timeline};
+use kerneltime::error::{Error, Result};
+use kerneltime::model::puchala::paper::GridPoint;
+use kerneltime::model::puchala::simulate::{SegmentKind, Timeline};
 
 /// Most segments a timeline chart draws (beyond that it is unreadable anyway).
 pub const MAX_TIMELINE_SEGMENTS: usize = 100_000;

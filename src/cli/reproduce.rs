@@ -20,7 +20,7 @@ use std::path::PathBuf;
 use clap::Args;
 use serde::Serialize;
 
-use crate::error::{write_atomic, Error, Result};
+use kerneltime::error::{write_atomic, Error, Result};
 
 #[derive(Debug, Args)]
 pub struct ReproduceArgs {
@@ -38,7 +38,7 @@ pub struct ReproduceArgs {
 }
 
 pub fn run(args: &ReproduceArgs) -> Result<()> {
-    match crate::device::normalize(&args.paper).as_str() {
+    match kerneltime::device::normalize(&args.paper).as_str() {
         "puchala2022" => super::puchala::run_reproduce(&super::puchala::ReproduceArgs {
             paper: args.paper.clone(),
             out: args
@@ -118,15 +118,15 @@ struct Summary {
 fn ours_order2(warps: u32) -> Result<f64> {
     let text = include_str!("../../data/analytical/parra2016-stencil-order2-8warps.toml");
     let mut i =
-        crate::workload::analytical::MwpCwpInputs::from_toml(text, "parra2016 inputs", None)?
+        kerneltime::workload::analytical::MwpCwpInputs::from_toml(text, "parra2016 inputs", None)?
             .inputs;
     i.n = f64::from(warps);
-    Ok(crate::model::mwp_cwp::predict(&i)?.t_exec)
+    Ok(kerneltime::model::mwp_cwp::predict(&i)?.t_exec)
 }
 
 /// Hong and Kim's model on the thesis' order-2 inputs (mapping in the module doc).
 fn hong_kim_order2(warps: u32) -> Result<f64> {
-    use crate::workload::analytical::{HongKimInputs, RepRounding, SyncFactor};
+    use kerneltime::workload::analytical::{HongKimInputs, RepRounding, SyncFactor};
     let i = HongKimInputs {
         warp_size: 32.0,
         // Tesla K40: 192 cores per SM, 4 warp schedulers: 48 lanes, 32 / 48 cycles per warp.
@@ -149,12 +149,12 @@ fn hong_kim_order2(warps: u32) -> Result<f64> {
         sync_factor: SyncFactor::Npwb,
         rep_rounding: RepRounding::None,
     };
-    Ok(crate::model::hong_kim::predict(&i)?.exec_cycles_with_synch)
+    Ok(kerneltime::model::hong_kim::predict(&i)?.exec_cycles_with_synch)
 }
 
 /// wu2019's model on the thesis' order-2 inputs (mapping in the module doc).
 fn wu_order2(warps: u32) -> Result<f64> {
-    use crate::workload::analytical::WuInputs;
+    use kerneltime::workload::analytical::WuInputs;
     let i = WuInputs {
         comp_cycles: 64.0 * 12.0,
         mem_insts_global: 11.0,
@@ -182,7 +182,7 @@ fn wu_order2(warps: u32) -> Result<f64> {
         comu_bw_gbs: None,
         max_threads_per_block: None,
     };
-    Ok(crate::model::wu::predict(&i)?.exec_cycles_sm)
+    Ok(kerneltime::model::wu::predict(&i)?.exec_cycles_sm)
 }
 
 fn run_parra2016(args: &ReproduceArgs) -> Result<()> {

@@ -10,11 +10,11 @@ use clap::Args;
 use serde_json::json;
 
 use super::print_json;
-use crate::emulate::{emulate, Emulation, LaunchDims, Options, Sampling};
-use crate::error::{Error, Result};
-use crate::ptx::ast::Module;
-use crate::ptx::diag::Severity;
-use crate::ptx::parse_bytes;
+use kerneltime::emulate::{emulate, Emulation, LaunchDims, Options, Sampling};
+use kerneltime::error::{Error, Result};
+use kerneltime::ptx::ast::Module;
+use kerneltime::ptx::diag::Severity;
+use kerneltime::ptx::parse_bytes;
 
 #[derive(Debug, Args)]
 pub struct TraceArgs {
@@ -37,7 +37,7 @@ pub struct TraceArgs {
     #[arg(long)]
     pub all_blocks: bool,
     /// Most instructions one warp may issue before the emulation stops with an error.
-    #[arg(long, default_value_t = crate::emulate::DEFAULT_STEP_BUDGET)]
+    #[arg(long, default_value_t = kerneltime::emulate::DEFAULT_STEP_BUDGET)]
     pub step_budget: u64,
     #[arg(long)]
     pub json: bool,
@@ -50,7 +50,7 @@ pub fn load_ptx(path: &Path, entry: &str) -> Result<Module> {
     if meta.len() > super::analyze::MAX_PTX_BYTES {
         return Err(Error::file(path, "is too large for a PTX file"));
     }
-    let bytes = crate::error::read_capped(path, super::analyze::MAX_PTX_BYTES, "a PTX file")?;
+    let bytes = kerneltime::error::read_capped(path, super::analyze::MAX_PTX_BYTES, "a PTX file")?;
     let (module, diags) = parse_bytes(&bytes);
     if let Some(f) = module
         .functions

@@ -1,0 +1,345 @@
+//! The roofline baseline (Williams, Waterman and Patterson 2009): a kernel takes as long as the
+//! slower of its arithmetic at the device's FP32 peak and its DRAM traffic at the device's
+//! memory bandwidth, plus the launch overhead.
+//!
+//! ```text
+//! peak FP32 rate   = sm_count * cores_per_sm * 2 FLOP (one FMA) per cycle, at core_clock_mhz
+//! compute_us       = cycles_to_us(flops / (sm_count * cores_per_sm * 2))
+//! memory_us        = dram_bytes / (memory_bandwidth_gbs * 1e3)      (1 GB/s = 1e3 B/us)
+//! time_us          = max(compute_us, memory_us) + launch_us
+//! arithmetic intensity = flops / dram_bytes;  ridge point = peak FLOP/s / peak B/s
+//! ```
+//!
+//! The launch overhead is the caller's, or the per-architecture value of the project's latency
+//! table (`data/latencies/arch_defaults.csv`, column `launch_overhead_us`) where that table gives a
+//! measured number with a source, or else [`DEFAULT_LAUNCH_OVERHEAD_US`]; the one used is named in
+//! the prediction's notes. The model knows nothing about occupancy, caches, latency or
+//! instruction mix: it is a lower-bound style baseline for the other models to beat.
+
+use serde::Deserialize;
+
+use crate::device::{ComputeCapability, Device};
+use crate::error::{Error, Result};
+use crate::model::Prediction;
+
+/// Used when neither the caller nor the latency table gives a sourced launch overhead, µs.
+/// It is the ~5 µs the latency table writes (without a source) for pre-Volta and Turing parts,
+/// which matches the only pre-Ampere measurement it has (Accel-Sim's 7258-cycle TITAN V run).
+pub const DEFAULT_LAUNCH_OVERHEAD_US: f64 = 5.0;
+
+/// Launch overheads with a source, from `data/latencies/arch_defaults.csv` (`launch_overhead_us`)
+/// and the measurements it cites in `arch_latencies.csv`.
+pub const LAUNCH_OVERHEAD_US: &[(ComputeCapability, f64, &str)] = &[
+    (
+        ComputeCapability::new(7, 0),
+        5.0,
+        "arch_defaults.csv (Volta): Accel-Sim microbenchmark, TITAN V, 7258 cycles",
+    ),
+    (
+        ComputeCapability::new(8, 0),
+        2.6,
+        "arch_defaults.csv (Ampere 8.0): te42kyfo/gpu-benches gpu-small-kernels, A100 80GB back-to-back",
+    ),
+    (
+        ComputeCapability::new(8, 6),
+        2.0,
+        "arch_defaults.csv (Ampere 8.6): te42kyfo/gpu-benches gpu-small-kernels, A40 back-to-back",
+    ),
+    (
+        ComputeCapability::new(8, 9),
+        1.6,
+        "arch_defaults.csv (Ada 8.9): te42kyfo/gpu-benches gpu-small-kernels, L40 back-to-back",
+    ),
+    (
+        ComputeCapability::new(9, 0),
+        2.4,
+        "arch_defaults.csv (Hopper 9.0): te42kyfo/gpu-benches gpu-small-kernels, H200 back-to-back",
+    ),
+];
+
+/// What the roofline needs about a kernel.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+pub struct RooflineInputs {
+    /// Floating-point operations of the whole kernel (an FMA counts 2).
+    pub flops: f64,
+    /// Bytes moved between DRAM and the chip (reads plus writes).
+    pub dram_bytes: f64,
+    /// Launch overhead, µs; the table default when absent.
+    #[serde(default)]
+    pub launch_overhead_us: Option<f64>,
+}
+
+impl RooflineInputs {
+    /// Reads the roofline fields of an inputs TOML file's text (other fields are ignored, so one
+    /// file can serve several models); `origin` names the file in errors.
+    pub fn from_toml(text: &str, origin: &str) -> Result<Self> {
+        #[derive(Deserialize)]
+        struct Raw {
+            flops: Option<f64>,
+            dram_bytes: Option<f64>,
+            launch_overhead_us: Option<f64>,
+        }
+        let raw: Raw = toml::from_str(text).map_err(|e| Error::file(origin, e.message()))?;
+        let need = |v: Option<f64>, name: &str| {
+            v.ok_or_else(|| {
+                Error::missing(
+                    name,
+                    format!("the roofline model needs `{name}` in {origin}"),
+                )
+            })
+        };
+        Ok(Self {
+            flops: need(raw.flops, "flops")?,
+            dram_bytes: need(raw.dram_bytes, "dram_bytes")?,
+            launch_overhead_us: raw.launch_overhead_us,
+        })
+    }
+}
+
+/// The launch overhead for a device and where it comes from.
+pub fn default_launch_overhead(device: &Device) -> (f64, String) {
+    match LAUNCH_OVERHEAD_US
+        .iter()
+        .find(|(cc, _, _)| *cc == device.compute_capability)
+    {
+        Some((_, us, src)) => (*us, (*src).to_string()),
+        None => (
+            DEFAULT_LAUNCH_OVERHEAD_US,
+            format!(
+                "DEFAULT_LAUNCH_OVERHEAD_US: the latency table has no sourced launch overhead for compute capability {}",
+                device.compute_capability
+            ),
+        ),
+    }
+}
+
+/// FP32 operations the whole device completes per core cycle (one FMA = 2 per core).
+pub fn peak_fp32_flop_per_cycle(device: &Device) -> f64 {
+    f64::from(device.sm_count) * f64::from(device.cores_per_sm) * 2.0
+}
+
+/// The roofline prediction.
+pub fn predict(device: &Device, inputs: &RooflineInputs) -> Result<Prediction> {
+    let flops = crate::error::non_negative("flops", inputs.flops)?;
+    let bytes = crate::error::non_negative("dram_bytes", inputs.dram_bytes)?;
+    let mut notes = Vec::new();
+    let (launch_us, launch_source) = match inputs.launch_overhead_us {
+        Some(us) => (
+            crate::error::non_negative("launch_overhead_us", us)?,
+            "given".to_string(),
+        ),
+        None => default_launch_overhead(device),
+    };
+    if inputs.launch_overhead_us.is_none() {
+        notes.push(format!(
+            "launch overhead {launch_us} us from {launch_source}"
+        ));
+    }
+    notes.push(format!(
+        "FP32 peak = {} SMs x {} cores x 2 FLOP at {} MHz (the device's core_clock_mhz)",
+        device.sm_count, device.cores_per_sm, device.core_clock_mhz
+    ));
+
+    let flop_per_cycle = peak_fp32_flop_per_cycle(device);
+    let compute_cycles = flops / flop_per_cycle;
+    let compute_us = device.cycles_to_us(compute_cycles);
+    let bytes_per_us = device.memory_bandwidth_gbs * 1e3;
+    let memory_us = bytes / bytes_per_us;
+    let bound = if compute_us >= memory_us {
+        "compute"
+    } else {
+        "memory"
+    };
+    let time_us = compute_us.max(memory_us) + launch_us;
+    // Peak FLOP per µs over peak bytes per µs.
+    let ridge = flop_per_cycle * device.core_clock_mhz / bytes_per_us;
+    let intensity = if bytes > 0.0 {
+        serde_json::Value::from(flops / bytes)
+    } else {
+        serde_json::Value::Null
+    };
+    let mut p = Prediction::new("roofline", &device.name, time_us)
+        .with("compute_us", compute_us)
+        .with("memory_us", memory_us)
+        .with("launch_us", launch_us)
+        .with("bound", bound)
+        .with("arithmetic_intensity_flop_per_byte", intensity)
+        .with("ridge_point_flop_per_byte", ridge)
+        .with("compute_cycles", compute_cycles)
+        .with(
+            "peak_fp32_gflops",
+            flop_per_cycle * device.core_clock_mhz / 1e3,
+        )
+        .with("memory_bandwidth_gbs", device.memory_bandwidth_gbs)
+        .with("flops", flops)
+        .with("dram_bytes", bytes);
+    p.notes = notes;
+    Ok(p)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn device(cc: &str) -> Device {
+        let text = format!(
+            r#"name = "Test GPU"
+architecture = "Test"
+compute_capability = "{cc}"
+sm_count = 10
+cores_per_sm = 64
+base_clock_mhz = 1000
+boost_clock_mhz = 1000
+memory_bandwidth_gbs = 100
+l2_cache_bytes = 1048576
+l1_shared_per_sm_bytes = 65536
+source = "made up for a test"
+"#
+        );
+        Device::from_toml(&text, "test").unwrap()
+    }
+
+    #[test]
+    fn compute_bound_kernel_by_hand() {
+        // Peak: 10 SMs * 64 cores * 2 FLOP = 1280 FLOP/cycle; at 1000 MHz = 1.28e6 FLOP/us.
+        // 1.28e9 FLOP -> 1000 us. 100 GB/s = 1e5 B/us; 5e7 B -> 500 us. Launch given 5 us.
+        let d = device("8.0");
+        let p = predict(
+            &d,
+            &RooflineInputs {
+                flops: 1.28e9,
+                dram_bytes: 5e7,
+                launch_overhead_us: Some(5.0),
+            },
+        )
+        .unwrap();
+        assert!((p.time_us - 1005.0).abs() < 1e-9);
+        let b = &p.breakdown;
+        assert!((b["compute_us"].as_f64().unwrap() - 1000.0).abs() < 1e-9);
+        assert!((b["memory_us"].as_f64().unwrap() - 500.0).abs() < 1e-9);
+        assert_eq!(b["bound"], "compute");
+        // AI = 1.28e9 / 5e7 = 25.6 FLOP/B; ridge = 1.28e12 FLOP/s / 1e11 B/s = 12.8 FLOP/B.
+        assert!((b["arithmetic_intensity_flop_per_byte"].as_f64().unwrap() - 25.6).abs() < 1e-9);
+        assert!((b["ridge_point_flop_per_byte"].as_f64().unwrap() - 12.8).abs() < 1e-9);
+        assert!((b["peak_fp32_gflops"].as_f64().unwrap() - 1280.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn memory_bound_kernel_uses_the_table_launch_overhead() {
+        // 1.28e6 FLOP -> 1 us; 1e7 B at 1e5 B/us -> 100 us; CC 8.0 table: 2.6 us.
+        let d = device("8.0");
+        let p = predict(
+            &d,
+            &RooflineInputs {
+                flops: 1.28e6,
+                dram_bytes: 1e7,
+                launch_overhead_us: None,
+            },
+        )
+        .unwrap();
+        assert!((p.time_us - 102.6).abs() < 1e-9);
+        assert_eq!(p.breakdown["bound"], "memory");
+        assert!(p
+            .notes
+            .iter()
+            .any(|n| n.contains("2.6 us") && n.contains("A100")));
+    }
+
+    #[test]
+    fn unsourced_architecture_gets_the_named_default() {
+        let d = device("7.5");
+        let p = predict(
+            &d,
+            &RooflineInputs {
+                flops: 0.0,
+                dram_bytes: 0.0,
+                launch_overhead_us: None,
+            },
+        )
+        .unwrap();
+        assert_eq!(p.time_us, DEFAULT_LAUNCH_OVERHEAD_US);
+        assert!(p
+            .notes
+            .iter()
+            .any(|n| n.contains("DEFAULT_LAUNCH_OVERHEAD_US")));
+        assert!(p.breakdown["arithmetic_intensity_flop_per_byte"].is_null());
+    }
+
+    #[test]
+    fn bad_inputs_are_errors_naming_the_field() {
+        let d = device("8.6");
+        let bad = |f: f64, b: f64, l: Option<f64>| {
+            predict(
+                &d,
+                &RooflineInputs {
+                    flops: f,
+                    dram_bytes: b,
+                    launch_overhead_us: l,
+                },
+            )
+            .unwrap_err()
+            .to_string()
+        };
+        assert!(bad(-1.0, 1.0, None).contains("flops"));
+        assert!(bad(1.0, f64::NAN, None).contains("dram_bytes"));
+        assert!(bad(1.0, 1.0, Some(-2.0)).contains("launch_overhead_us"));
+    }
+
+    #[test]
+    fn inputs_toml_needs_flops_and_bytes_and_ignores_other_fields() {
+        let i = RooflineInputs::from_toml("flops = 2e6\ndram_bytes = 4e3\nn_warps = 8\n", "k.toml")
+            .unwrap();
+        assert_eq!(
+            (i.flops, i.dram_bytes, i.launch_overhead_us),
+            (2e6, 4e3, None)
+        );
+        let e = RooflineInputs::from_toml("flops = 1.0\n", "k.toml").unwrap_err();
+        assert!(e.to_string().contains("dram_bytes") && e.is_usage());
+        assert!(
+            RooflineInputs::from_toml("flops = \"many\"\ndram_bytes = 1\n", "k.toml")
+                .unwrap_err()
+                .to_string()
+                .contains("k.toml")
+        );
+    }
+
+    #[test]
+    fn launch_table_matches_the_shared_latency_table() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../../shared/data/latencies/arch_defaults.csv"
+        );
+        let Ok(text) = std::fs::read_to_string(path) else {
+            eprintln!("skipped: {path} is absent");
+            return;
+        };
+        let mut rdr = csv::Reader::from_reader(text.as_bytes());
+        let headers = rdr.headers().unwrap().clone();
+        let cc_col = headers
+            .iter()
+            .position(|h| h == "compute_capability")
+            .unwrap();
+        let launch_col = headers
+            .iter()
+            .position(|h| h == "launch_overhead_us")
+            .unwrap();
+        let mut sourced = 0;
+        for rec in rdr.records() {
+            let rec = rec.unwrap();
+            let cell = rec[launch_col].trim();
+            // Sourced values start with a number; `~5 (no source)` and `~2.5*` do not.
+            let lead: String = cell
+                .chars()
+                .take_while(|c| c.is_ascii_digit() || *c == '.')
+                .collect();
+            let Ok(value) = lead.parse::<f64>() else {
+                continue;
+            };
+            let cc = ComputeCapability::parse(&rec[cc_col]).unwrap();
+            let ours = LAUNCH_OVERHEAD_US.iter().find(|(c, _, _)| *c == cc);
+            assert_eq!(ours.map(|o| o.1), Some(value), "compute capability {cc}");
+            sourced += 1;
+        }
+        assert_eq!(sourced, LAUNCH_OVERHEAD_US.len());
+    }
+}

@@ -1,0 +1,896 @@
+//! The `trace` model (wang2019, SPEC.md section 4): one round of active blocks simulated on the
+//! warp pipeline of one SM, then scaled to the launch with eq 8.
+//!
+//! - Active blocks per SM: exact occupancy (`device::occupancy`), limited to the blocks each SM
+//!   actually gets (`ceil(blocks / N_SM)`): `n_round = min(N_awg, ceil(blocks / N_SM))`.
+//! - Traces: every block of the round replays the warps of the most representative sampled block
+//!   (the interior class). Runs of non-memory instructions form one *comp* operation (Fig 2's
+//!   "comp"): it holds the warp's scheduler for the sum of the issue intervals
+//!   (`32 / (results per clock per SM / schedulers)` per instruction) and the warp for the sum of
+//!   the dependent-issue latencies. A global or local access holds the SM's load/store path for
+//!   its transfer time (sectors through L1, missing sectors at the DRAM rate per SM) and the warp
+//!   for the expected latency of its sectors (L1 hit, L2 hit, DRAM by the cache simulation),
+//!   see *Memory latency and active warps* below. A shared
+//!   access holds the shared-memory path for one cycle per conflict way. A barrier waits for
+//!   every unfinished warp of its block. Global loads issued back to back merge into one
+//!   operation (their latencies overlap); a load whose address depends on the one before it is
+//!   not told apart, so pointer chasing is timed optimistically.
+//! - Fig 2's rule: before each operation a warp checks the resource; if busy it waits until it
+//!   frees, then locks it and reports the operation's latency; the timer advances to the smallest
+//!   pending report (an event queue ordered by time, ties by warp). Requests are served in the
+//!   order they are made. The simulation itself is [`round`]; times there are integers in
+//!   1/1024 cycle.
+//! - Large traces ([`Overlap`]): the cache simulation and the compression run on a second thread
+//!   and stream the warp programs into the round as they are known, so the two overlap; the
+//!   result is the same as one after the other (tested).
+//! - Eq 8: `T = T_pipeline(n_round) * ceil(blocks / N_SM) / n_round`, cycles, then microseconds
+//!   via the device clock.
+//!
+//!
+//! Memory latency and active warps ([`LatencyRule`]). SPEC.md section 4 scales the memory
+//! latency by `max warps per SM / active warps` ("bandwidth sharing"). Read literally, that
+//! makes a load 32 times slower when 2 of 64 warps are active, when in fact a lone warp sees
+//! the unloaded latency and it is a *full* SM whose requests queue. The default,
+//! `LatencyRule::Queueing`, therefore uses the unloaded latency (the table's L1/L2/DRAM values,
+//! measured by micro-benchmarks with one warp) and lets the queueing come from the simulation:
+//! every request holds the SM's load/store path for its transfer time, missing sectors at the
+//! SM's share of DRAM bandwidth, and later requests wait for it, so a round with many
+//! outstanding requests sees a latency of roughly `max(unloaded, queue length x transfer time)`
+//! and one with few warps sees the unloaded one. Scaling the latency as well would count the
+//! bandwidth sharing twice. `LatencyRule::PaperWarpRatio` keeps the literal reading for
+//! reproducing wang2019.
+//!
+//! Pure: no I/O, and the second thread changes no result. It does not emulate (see `emulate`)
+//! and does not add launch overhead.
+
+use crate::device::latencies::Resolved as LatencyTable;
+use crate::device::occupancy::{occupancy, BlockResources};
+use crate::device::Device;
+use crate::emulate::Emulation;
+use crate::error::{Error, Result};
+use crate::memory::cache::{self, CacheResult};
+use crate::model::Prediction;
+use crate::workload::trace::{LatencyClass, MemSpace, TraceOp, WarpTrace};
+use crate::workload::Launch;
+
+pub mod round;
+
+pub use round::TICKS_PER_CYCLE;
+
+/// The pipeline time (cycles) of one round of `blocks` blocks of complete warp programs: see
+/// [`round::simulate`].
+pub fn simulate_round(warps: &[Vec<SimOp>], blocks: usize, schedulers: u32) -> f64 {
+    round::simulate(&mut round::Programs::complete(warps), blocks, schedulers)
+}
+
+/// The model's registry name.
+pub const MODEL: &str = "trace";
+
+/// Bytes per sector.
+const SECTOR: f64 = 32.0;
+/// L1 bandwidth per SM, bytes per clock (126-128 B/clk/SM on V100/A100/H100: arch_latencies.md).
+const L1_BYTES_PER_CLK: f64 = 128.0;
+
+/// How the memory latency of a round depends on its number of active warps (module doc).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LatencyRule {
+    /// The unloaded latency; contention comes from queueing on the SM's load/store path.
+    #[default]
+    Queueing,
+    /// SPEC.md section 4 read literally: latency x max warps per SM / active warps.
+    PaperWarpRatio,
+}
+
+impl LatencyRule {
+    /// The factor on every load latency for a round of `active_warps` warps.
+    pub fn scale(self, max_warps_per_sm: u32, active_warps: u32) -> f64 {
+        match self {
+            LatencyRule::Queueing => 1.0,
+            LatencyRule::PaperWarpRatio => {
+                f64::from(max_warps_per_sm) / f64::from(active_warps.max(1))
+            }
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            LatencyRule::Queueing => "queueing",
+            LatencyRule::PaperWarpRatio => "paper-warp-ratio",
+        }
+    }
+}
+
+/// What the kernel asks of an SM (from a resource report or defaults).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct KernelResources {
+    pub registers_per_thread: u32,
+    pub shared_bytes_per_block: u32,
+}
+
+/// One operation of the compressed trace.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum SimOp {
+    /// Holds the warp's scheduler for `occupy` cycles, the warp for `latency`.
+    Comp {
+        occupy: f64,
+        latency: f64,
+    },
+    /// Holds the load/store path for `occupy`, the warp for `latency`.
+    Global {
+        occupy: f64,
+        latency: f64,
+    },
+    Shared {
+        occupy: f64,
+        latency: f64,
+    },
+    Barrier,
+}
+
+/// Per-operation cycles derived from the latency table and the device.
+#[derive(Debug, Clone, Copy)]
+pub struct Costs {
+    pub schedulers: u32,
+    /// Issue interval per latency class: (dependent latency, scheduler cycles).
+    pub dram_cycles_per_sector: f64,
+    pub memory_latency_scale: f64,
+}
+
+fn class_costs(
+    l: &crate::device::latencies::Latencies,
+    schedulers: f64,
+    c: LatencyClass,
+) -> (f64, f64) {
+    let issue = |per_clk_sm: f64| (32.0 / (per_clk_sm / schedulers).max(1e-9)).max(1.0);
+    match c {
+        LatencyClass::Int | LatencyClass::Branch | LatencyClass::Other | LatencyClass::Warp => {
+            (l.int, issue(l.int_per_clk_sm))
+        }
+        LatencyClass::IntMul => (l.int_mul, issue(l.int_per_clk_sm)),
+        LatencyClass::IntDiv => (l.int_div, issue(l.int_per_clk_sm) * 8.0),
+        LatencyClass::Fp32 => (l.fp32, issue(l.fp32_per_clk_sm)),
+        LatencyClass::Fp64 => (l.fp64, issue(l.fp64_per_clk_sm)),
+        LatencyClass::Special => (l.special, issue(l.sfu_per_clk_sm)),
+        LatencyClass::Convert => (l.convert, issue(l.sfu_per_clk_sm)),
+        LatencyClass::Param | LatencyClass::ConstLoad => (l.const_, 1.0),
+        LatencyClass::Barrier => (0.0, 1.0),
+        // Memory classes are timed by the memory path; this is their issue slot.
+        _ => (l.int, 1.0),
+    }
+}
+
+/// Compresses one warp's trace into simulation operations.
+pub fn compress(
+    w: &WarpTrace,
+    hits: &[cache::AccessHits],
+    lat: &crate::device::latencies::Latencies,
+    costs: &Costs,
+) -> Vec<SimOp> {
+    let mut c = Compressor::new(w, lat, costs);
+    c.advance(hits, usize::MAX);
+    c.finish()
+}
+
+/// [`compress`] in pieces: `advance` goes as far as the cache hits known so far allow, and
+/// `take_settled` hands out the operations no later instruction can change.
+#[derive(Debug)]
+pub struct Compressor<'a> {
+    w: &'a WarpTrace,
+    lat: &'a crate::device::latencies::Latencies,
+    memory_latency_scale: f64,
+    dram_cycles_per_sector: f64,
+    /// (dependent latency, scheduler cycles) by the class's discriminant (`LatencyClass` is
+    /// `repr(u8)` with fewer than 32 values).
+    table: [(f64, f64); 32],
+    /// The next trace instruction.
+    pos: usize,
+    /// The comp operation being gathered.
+    occ: f64,
+    latn: f64,
+    last_was_load: bool,
+    out: Vec<SimOp>,
+}
+
+impl<'a> Compressor<'a> {
+    pub fn new(
+        w: &'a WarpTrace,
+        lat: &'a crate::device::latencies::Latencies,
+        costs: &Costs,
+    ) -> Self {
+        let s = f64::from(costs.schedulers.max(1));
+        let mut table = [(0.0f64, 0.0f64); 32];
+        for c in CLASSES {
+            table[*c as usize] = class_costs(lat, s, *c);
+        }
+        Self {
+            w,
+            lat,
+            memory_latency_scale: costs.memory_latency_scale,
+            dram_cycles_per_sector: costs.dram_cycles_per_sector,
+            table,
+            pos: 0,
+            occ: 0.0,
+            latn: 0.0,
+            last_was_load: false,
+            // At most a comp before each request, and barriers are rare.
+            out: Vec::with_capacity(2 * w.accesses.len() + 4),
+        }
+    }
+
+    fn flush(&mut self) {
+        if self.occ > 0.0 || self.latn > 0.0 {
+            self.out.push(SimOp::Comp {
+                occupy: self.occ,
+                latency: self.latn,
+            });
+            self.occ = 0.0;
+            self.latn = 0.0;
+        }
+    }
+
+    /// Compresses instructions up to the first one whose memory request is `known` or later
+    /// (`hits[..known]` are final).
+    pub fn advance(&mut self, hits: &[cache::AccessHits], known: usize) {
+        let (w, lat) = (self.w, self.lat);
+        loop {
+            // Most instructions are neither memory accesses nor barriers: add their cycles to
+            // the comp operation being gathered (in locals: a running sum kept in `self` would
+            // wait on its own store every instruction).
+            let (mut occ, mut latn, mut pos) = (self.occ, self.latn, self.pos);
+            while let Some(op) = w.ops.get(pos) {
+                if op.access != TraceOp::NO_ACCESS || op.latency == LatencyClass::Barrier {
+                    break;
+                }
+                let (l, i) = self.table[op.latency as usize & 31];
+                occ += i;
+                latn += l;
+                pos += 1;
+            }
+            if pos > self.pos {
+                self.last_was_load = false;
+            }
+            (self.occ, self.latn, self.pos) = (occ, latn, pos);
+            let Some(op) = w.ops.get(self.pos) else {
+                return;
+            };
+            let acc = (op.access != TraceOp::NO_ACCESS).then(|| &w.accesses[op.access as usize]);
+            if acc.is_some() && op.access as usize >= known {
+                return;
+            }
+            self.pos += 1;
+            let is_global =
+                acc.is_some_and(|a| matches!(a.space, MemSpace::Global | MemSpace::Local));
+            if !is_global {
+                self.last_was_load = false;
+            }
+            match (op.latency, acc) {
+                (LatencyClass::Barrier, _) => {
+                    self.flush();
+                    self.out.push(SimOp::Barrier);
+                }
+                (_, Some(a)) if matches!(a.space, MemSpace::Global | MemSpace::Local) => {
+                    self.flush();
+                    let h = hits.get(op.access as usize).copied().unwrap_or_default();
+                    let (h1, h2) = (f64::from(h.l1), f64::from(h.l2));
+                    let sectors = f64::from(a.sectors.max(1));
+                    let to_dram = sectors * (1.0 - h1) * (1.0 - h2);
+                    let occupy = (sectors * SECTOR / L1_BYTES_PER_CLK
+                        + to_dram * self.dram_cycles_per_sector)
+                        .max(1.0);
+                    let latency = if a.store {
+                        lat.l1_hit
+                    } else {
+                        (h1 * lat.l1_hit + (1.0 - h1) * (h2 * lat.l2_hit + (1.0 - h2) * lat.dram))
+                            * self.memory_latency_scale
+                    };
+                    // Loads issued back to back overlap (memory-level parallelism): they merge
+                    // into one operation whose latency is the longest plus one issue cycle per
+                    // extra load.
+                    match self.out.last_mut() {
+                        Some(SimOp::Global {
+                            occupy: o,
+                            latency: l,
+                        }) if self.last_was_load && !a.store => {
+                            *o += occupy;
+                            *l = l.max(latency) + 1.0;
+                        }
+                        _ => self.out.push(SimOp::Global { occupy, latency }),
+                    }
+                    self.last_was_load = !a.store;
+                }
+                (_, Some(a)) if a.space == MemSpace::Shared => {
+                    self.flush();
+                    let ways = f64::from(a.bank_ways.max(1));
+                    self.out.push(SimOp::Shared {
+                        occupy: ways,
+                        latency: lat.shared_load + ways - 1.0,
+                    });
+                }
+                (c, _) => {
+                    let (l, i) = self.table[c as usize & 31];
+                    self.occ += i;
+                    self.latn += l;
+                }
+            }
+        }
+    }
+
+    /// The operations compressed so far that nothing can change any more: all but the last
+    /// (a following load may still merge into it).
+    pub fn take_settled(&mut self) -> Vec<SimOp> {
+        let keep = self.out.len().min(1);
+        let rest = self.out.split_off(self.out.len() - keep);
+        std::mem::replace(&mut self.out, rest)
+    }
+
+    /// The remaining operations, once `advance` has seen every request.
+    pub fn finish(mut self) -> Vec<SimOp> {
+        self.flush();
+        self.out
+    }
+}
+
+const CLASSES: &[LatencyClass] = &[
+    LatencyClass::Int,
+    LatencyClass::IntMul,
+    LatencyClass::Fp32,
+    LatencyClass::Fp64,
+    LatencyClass::Special,
+    LatencyClass::IntDiv,
+    LatencyClass::Convert,
+    LatencyClass::Branch,
+    LatencyClass::Barrier,
+    LatencyClass::Param,
+    LatencyClass::GlobalLoad,
+    LatencyClass::GlobalStore,
+    LatencyClass::SharedLoad,
+    LatencyClass::SharedStore,
+    LatencyClass::LocalLoad,
+    LatencyClass::LocalStore,
+    LatencyClass::ConstLoad,
+    LatencyClass::Atomic,
+    LatencyClass::Warp,
+    LatencyClass::Other,
+];
+
+/// Everything the model computed besides the time.
+#[derive(Debug, Clone)]
+pub struct TraceRun {
+    pub active_blocks_per_sm: u32,
+    pub occupancy_limited_by: Vec<crate::device::occupancy::Limiter>,
+    pub blocks_per_sm: u64,
+    pub blocks_in_round: u32,
+    pub warps_in_round: u32,
+    pub pipeline_cycles: f64,
+    pub cycles: f64,
+    pub time_us: f64,
+    pub cache: CacheResult,
+    pub memory_latency_scale: f64,
+    pub dram_cycles_per_sector: f64,
+    pub l1_bytes: u64,
+    pub l2_bytes_per_sm: u64,
+    pub sim_ops_per_warp: f64,
+    pub representative_block: u64,
+    pub representative_warps: usize,
+    pub latency_rule: LatencyRule,
+}
+
+/// The model's numbers for a launch from its emulation, without the breakdown and notes of
+/// [`predict`] (the path a sweep takes). Only the representative block's warps are read, so an
+/// emulation of that block alone (`Sampling::Representative`) gives the same result.
+pub fn run(
+    device: &Device,
+    em: &Emulation,
+    res: KernelResources,
+    lat: &LatencyTable,
+) -> Result<TraceRun> {
+    run_on(device, em.launch, em, res, lat)
+}
+
+/// [`run`] for `launch`, whose block shape must be the emulation's: the emulated warps stand
+/// for the blocks of `launch` (a sweep reuses a block's emulation for another grid when the
+/// kernel does not read the grid size, see `explore::trace_cell`).
+pub fn run_on(
+    device: &Device,
+    launch: crate::emulate::LaunchDims,
+    em: &Emulation,
+    res: KernelResources,
+    lat: &LatencyTable,
+) -> Result<TraceRun> {
+    run_with_rule(device, launch, em, res, lat, LatencyRule::default())
+}
+
+/// [`run_on`] with a chosen [`LatencyRule`].
+pub fn run_with_rule(
+    device: &Device,
+    launch: crate::emulate::LaunchDims,
+    em: &Emulation,
+    res: KernelResources,
+    lat: &LatencyTable,
+    rule: LatencyRule,
+) -> Result<TraceRun> {
+    run_with(device, launch, em, res, lat, rule, Overlap::Auto)
+}
+
+/// Whether the cache simulation and trace compression run on a second thread while the round
+/// is simulated. The result is the same either way (tested); only the wall time differs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Overlap {
+    /// On a machine with more than one core, for traces of at least
+    /// [`OVERLAP_MIN_TRACE_OPS`] instructions (smaller ones finish before a thread starts).
+    #[default]
+    Auto,
+    /// Always (also on one core, where it only costs a thread).
+    On,
+    Off,
+}
+
+/// Trace instructions of the representative block from which [`Overlap::Auto`] overlaps.
+pub const OVERLAP_MIN_TRACE_OPS: usize = 100_000;
+
+/// [`run_with_rule`] with a chosen [`Overlap`].
+pub fn run_with(
+    device: &Device,
+    launch: crate::emulate::LaunchDims,
+    em: &Emulation,
+    res: KernelResources,
+    lat: &LatencyTable,
+    rule: LatencyRule,
+    overlap: Overlap,
+) -> Result<TraceRun> {
+    if launch.block != em.launch.block {
+        return Err(Error::invalid(
+            "--block",
+            "the launch's block shape differs from the emulated one",
+        ));
+    }
+    let threads = launch.threads_per_block();
+    let occ = occupancy(
+        device,
+        &BlockResources {
+            threads_per_block: threads,
+            registers_per_thread: res.registers_per_thread,
+            shared_memory_per_block_bytes: res.shared_bytes_per_block,
+        },
+    )?;
+    if occ.active_blocks_per_sm == 0 {
+        return Err(Error::Infeasible(format!(
+            "a block of {threads} threads with {} registers per thread and {} bytes of shared memory does not fit on an SM of {} (limited by {:?})",
+            res.registers_per_thread, res.shared_bytes_per_block, device.name, occ.limited_by
+        )));
+    }
+    let blocks = launch.blocks();
+    let blocks_per_sm = blocks.div_ceil(u64::from(device.sm_count.max(1)));
+    let n_round = u64::from(occ.active_blocks_per_sm)
+        .min(blocks_per_sm)
+        .max(1) as u32;
+    let warps_per_block = launch.warps_per_block();
+    let warps_in_round = n_round * warps_per_block;
+
+    // L1 = the on-chip memory that shared memory does not take.
+    let shared_used =
+        u64::from(occ.active_blocks_per_sm) * occ.allocated_shared_memory_per_block_bytes;
+    let l1_bytes = device.l1_shared_per_sm_bytes.saturating_sub(shared_used);
+    let l2_bytes = device.l2_cache_bytes / u64::from(device.sm_count.max(1));
+    let rep = crate::emulate::representative(&em.sampled_blocks)
+        .ok_or_else(|| Error::missing("trace", "the emulation sampled no block"))?;
+    let dram_bytes_per_clk_sm = device.memory_bandwidth_gbs * 1e3
+        / device.core_clock_mhz
+        / f64::from(device.sm_count.max(1));
+    let memory_latency_scale = rule.scale(device.limits.max_warps_per_sm, warps_in_round);
+    let costs = Costs {
+        schedulers: device.warp_schedulers_per_sm,
+        dram_cycles_per_sector: SECTOR / dram_bytes_per_clk_sm.max(1e-9),
+        memory_latency_scale,
+    };
+    // Caches: the warps of the representative block, as they share one SM's L1.
+    let rep_warps: Vec<&WarpTrace> = em
+        .warps
+        .iter()
+        .filter(|w| w.block_linear == rep.linear)
+        .collect();
+    let (l1_sectors, l2_sectors) = ((l1_bytes / 32) as usize, (l2_bytes / 32) as usize);
+    let trace_ops: usize = rep_warps.iter().map(|w| w.ops.len()).sum();
+    let overlap = match overlap {
+        Overlap::Auto => {
+            trace_ops >= OVERLAP_MIN_TRACE_OPS
+                && std::thread::available_parallelism().is_ok_and(|n| n.get() > 1)
+        }
+        Overlap::On => true,
+        Overlap::Off => false,
+    };
+    let schedulers = device.warp_schedulers_per_sm;
+    let (pipeline_cycles, cache, sim_ops) = if overlap {
+        overlapped_round(
+            &rep_warps,
+            (l1_sectors, l2_sectors),
+            &lat.values,
+            &costs,
+            n_round,
+            schedulers,
+        )
+    } else {
+        let cache = cache::simulate(&rep_warps, l1_sectors, l2_sectors);
+        let programs: Vec<Vec<SimOp>> = rep_warps
+            .iter()
+            .zip(&cache.hits)
+            .map(|(w, h)| compress(w, h, &lat.values, &costs))
+            .collect();
+        let mut programs = round::Programs::complete(&programs);
+        let cycles = round::simulate(&mut programs, n_round as usize, schedulers);
+        (cycles, cache, programs.ops())
+    };
+    // eq 8 with N_awg limited to the blocks an SM gets.
+    let cycles = pipeline_cycles * blocks_per_sm as f64 / f64::from(n_round);
+    Ok(TraceRun {
+        active_blocks_per_sm: occ.active_blocks_per_sm,
+        occupancy_limited_by: occ.limited_by,
+        blocks_per_sm,
+        blocks_in_round: n_round,
+        warps_in_round,
+        pipeline_cycles,
+        cycles,
+        time_us: device.cycles_to_us(cycles),
+        cache,
+        memory_latency_scale,
+        dram_cycles_per_sector: costs.dram_cycles_per_sector,
+        l1_bytes,
+        l2_bytes_per_sm: l2_bytes,
+        sim_ops_per_warp: sim_ops as f64 / f64::from(warps_per_block.max(1)),
+        representative_block: rep.linear,
+        representative_warps: rep_warps.len(),
+        latency_rule: rule,
+    })
+}
+
+/// Requests per warp that the cache simulation runs before the compressed operations so far
+/// are handed to the round.
+const OVERLAP_PIECE_REQUESTS: usize = 256;
+
+/// The caches and the compression on a second thread, streaming the warp programs into the
+/// round simulation on this one: (pipeline cycles, caches, operations).
+fn overlapped_round(
+    warps: &[&WarpTrace],
+    (l1_sectors, l2_sectors): (usize, usize),
+    lat: &crate::device::latencies::Latencies,
+    costs: &Costs,
+    n_round: u32,
+    schedulers: u32,
+) -> (f64, CacheResult, usize) {
+    let (mut feed, mut programs) = round::Feed::new(warps.len());
+    std::thread::scope(|scope| {
+        let producer = scope.spawn(move || {
+            let mut sim = cache::CacheSim::new(warps, l1_sectors, l2_sectors);
+            let mut compressors: Vec<Compressor<'_>> = warps
+                .iter()
+                .map(|w| Compressor::new(w, lat, costs))
+                .collect();
+            // A send fails only when the round has stopped listening (it panicked): stop too.
+            loop {
+                let more = sim.run_rounds(OVERLAP_PIECE_REQUESTS);
+                for (k, c) in compressors.iter_mut().enumerate() {
+                    c.advance(sim.hits(k), sim.done(k));
+                    let ops = c.take_settled();
+                    if !ops.is_empty() && !feed.send(k, &ops, false) {
+                        return sim.finish();
+                    }
+                }
+                if !more {
+                    break;
+                }
+            }
+            for (k, c) in compressors.into_iter().enumerate() {
+                if !feed.send(k, &c.finish(), true) {
+                    break;
+                }
+            }
+            sim.finish()
+        });
+        let cycles = round::simulate(&mut programs, n_round as usize, schedulers);
+        let cache = match producer.join() {
+            Ok(cache) => cache,
+            Err(panic) => std::panic::resume_unwind(panic),
+        };
+        (cycles, cache, programs.ops())
+    })
+}
+
+/// Predicts the launch's time from its emulation.
+pub fn predict(
+    device: &Device,
+    em: &Emulation,
+    res: KernelResources,
+    lat: &LatencyTable,
+) -> Result<(Prediction, TraceRun)> {
+    predict_with_rule(device, em, res, lat, LatencyRule::default())
+}
+
+/// [`predict`] with a chosen [`LatencyRule`].
+pub fn predict_with_rule(
+    device: &Device,
+    em: &Emulation,
+    res: KernelResources,
+    lat: &LatencyTable,
+    rule: LatencyRule,
+) -> Result<(Prediction, TraceRun)> {
+    let r = run_with_rule(device, em.launch, em, res, lat, rule)?;
+    let launch = em.launch;
+    let mut p = Prediction::new(MODEL, &device.name, r.time_us);
+    p.cycles = Some(r.cycles);
+    p.launch = Some(Launch {
+        blocks: launch.blocks(),
+        threads_per_block: launch.threads_per_block(),
+        launches: 1,
+    });
+    let mean_instr =
+        em.warps.iter().map(|w| w.ops.len() as f64).sum::<f64>() / em.warps.len().max(1) as f64;
+    let (pipeline_cycles, n_round, blocks_per_sm) =
+        (r.pipeline_cycles, r.blocks_in_round, r.blocks_per_sm);
+    p = p
+        .with("pipeline_cycles_one_round", pipeline_cycles)
+        .with("active_blocks_per_sm", r.active_blocks_per_sm)
+        .with(
+            "occupancy_limited_by",
+            serde_json::to_value(&r.occupancy_limited_by).unwrap_or_default(),
+        )
+        .with("blocks_per_sm", blocks_per_sm)
+        .with("blocks_in_round", n_round)
+        .with("warps_in_round", r.warps_in_round)
+        .with("representative_block", r.representative_block)
+        .with("sim_ops_per_warp", r.sim_ops_per_warp)
+        .with("dynamic_instructions_per_warp_mean", mean_instr)
+        .with("l1_hit_ratio", r.cache.l1_hit_ratio)
+        .with("l2_hit_ratio", r.cache.l2_hit_ratio)
+        .with("l1_bytes", r.l1_bytes)
+        .with("l2_bytes_per_sm", r.l2_bytes_per_sm)
+        .with("memory_latency_scale", r.memory_latency_scale)
+        .with("memory_latency_rule", rule.name())
+        .with("dram_cycles_per_sector", r.dram_cycles_per_sector)
+        .with("latency_architecture", lat.architecture.as_str())
+        .with(
+            "latencies_cycles",
+            serde_json::to_value(&lat.values).unwrap_or_default(),
+        )
+        .with(
+            "latency_sources",
+            serde_json::to_value(&lat.sources).unwrap_or_default(),
+        )
+        .with("core_clock_mhz", device.core_clock_mhz);
+    p.notes.push(format!(
+        "eq 8: {pipeline_cycles:.0} cycles for a round of {n_round} blocks x {blocks_per_sm} blocks per SM / {n_round}"
+    ));
+    p.notes.push(format!(
+        "every block of the round replays sampled block {} (the interior class); caches simulated over its {} warps",
+        r.representative_block, r.representative_warps
+    ));
+    p.notes.push(match rule {
+        LatencyRule::Queueing => format!(
+            "memory latency: the unloaded latency; {} warps queue on the SM's load/store path at its DRAM share (SPEC.md section 4's max/active warps scaling is the option paper-warp-ratio)",
+            r.warps_in_round
+        ),
+        LatencyRule::PaperWarpRatio => format!(
+            "memory latency scaled by max warps / active warps = {} / {} = {:.3} (SPEC.md section 4 read literally)",
+            device.limits.max_warps_per_sm, r.warps_in_round, r.memory_latency_scale
+        ),
+    });
+    p.notes.push(format!(
+        "latencies of {} from data/latencies.toml (shared/data/latencies/arch_defaults.csv){}",
+        lat.architecture,
+        if device.latencies.is_some() {
+            ", with the device file's [latencies] overrides"
+        } else {
+            ""
+        }
+    ));
+    p.notes.extend(em.notes.iter().cloned());
+    Ok((p, r))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::emulate::{emulate, LaunchDims, Options};
+
+    /// A launch of a fixture kernel: (PTX file, entry, grid, block, arguments).
+    type Case<'a> = (&'a str, &'a str, [u32; 3], [u32; 3], &'a [&'a str]);
+
+    /// Emulates a fixture launch.
+    fn emulate_case((file, entry, grid, block, args): Case<'_>) -> (LaunchDims, Emulation) {
+        let fix = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/ptx");
+        let text = std::fs::read_to_string(format!("{fix}/{file}")).unwrap();
+        let (m, _) = crate::ptx::parse(&text);
+        let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        let launch = LaunchDims { grid, block };
+        let em = emulate(&m, entry, launch, &args, Options::default()).unwrap();
+        (launch, em)
+    }
+
+    #[test]
+    fn round_equals_the_heap_round_on_fixture_kernels() {
+        use crate::device::catalogue;
+        use crate::device::latencies::for_device;
+        let dev = catalogue::find("V100").unwrap().clone();
+        let lat = for_device(&dev).unwrap();
+        let cases: [Case<'_>; 4] = [
+            (
+                "dwt.nvcc-sm75.ptx",
+                "dwt_matrix",
+                [160, 1, 1],
+                [256, 1, 1],
+                &["3=40960", "4=40"],
+            ),
+            (
+                "dwt.nvcc-sm75.ptx",
+                "dwt_matrix",
+                [80, 1, 1],
+                [96, 1, 1],
+                &["3=7680", "4=9"],
+            ),
+            (
+                "fdtd.nvcc-sm75.ptx",
+                "fdtd_o2",
+                [40, 25, 1],
+                [32, 4, 1],
+                &["5=1280", "6=100", "7=16"],
+            ),
+            (
+                "fdtd.nvcc-sm75.ptx",
+                "fdtd_o2",
+                [10, 10, 1],
+                [64, 2, 1],
+                &["5=640", "6=20", "7=4"],
+            ),
+        ];
+        let mut checked = 0;
+        for case in cases {
+            let (file, entry) = (case.0, case.1);
+            let (_, em) = emulate_case(case);
+            let costs = Costs {
+                schedulers: 4,
+                dram_cycles_per_sector: 0.9,
+                memory_latency_scale: 2.0,
+            };
+            let rep = em.warps.iter().map(|w| w.block_linear).max().unwrap();
+            let warps: Vec<&WarpTrace> =
+                em.warps.iter().filter(|w| w.block_linear == rep).collect();
+            let cache = cache::simulate(&warps, 2048, 8192);
+            let progs: Vec<Vec<SimOp>> = warps
+                .iter()
+                .zip(&cache.hits)
+                .map(|(w, h)| compress(w, h, &lat.values, &costs))
+                .collect();
+            for blocks in [1, 3, 8] {
+                let fast = simulate_round(&progs, blocks, 4);
+                let reference = round::tests::reference_round(&progs, blocks, 4);
+                assert_eq!(
+                    fast.to_bits(),
+                    reference.to_bits(),
+                    "{file} {entry} x{blocks}"
+                );
+                let streamed = round::tests::streamed_round(&progs, blocks, 4, 100);
+                assert_eq!(
+                    streamed.to_bits(),
+                    fast.to_bits(),
+                    "{file} {entry} x{blocks}"
+                );
+                // Ticks of 1/1024 cycle against exact f64 cycles: measured at most 3.3e-4
+                // (fdtd_o2 x8, where rounding swaps reports that were within a tick).
+                let exact = round::tests::reference_round_f64(&progs, blocks, 4);
+                let off = (fast - exact).abs() / exact;
+                assert!(off <= 1e-3, "{file} {entry} x{blocks}: {fast} vs {exact}");
+                checked += 1;
+            }
+        }
+        assert_eq!(checked, 12);
+    }
+
+    #[test]
+    fn overlapping_the_caches_with_the_round_changes_nothing() {
+        use crate::device::catalogue;
+        use crate::device::latencies::for_device;
+        let dev = catalogue::find("V100").unwrap().clone();
+        let lat = for_device(&dev).unwrap();
+        let res = KernelResources {
+            registers_per_thread: 32,
+            shared_bytes_per_block: 2048,
+        };
+        let cases: [Case<'_>; 3] = [
+            // 1,000 taps: 11,028 instructions per warp, 8 warps, above the Auto threshold.
+            (
+                "dwt.nvcc-sm75.ptx",
+                "dwt_matrix",
+                [1280, 1, 1],
+                [256, 1, 1],
+                &["3=327680", "4=1000"],
+            ),
+            (
+                "fdtd.nvcc-sm75.ptx",
+                "fdtd_o2",
+                [40, 25, 1],
+                [32, 4, 1],
+                &["5=1280", "6=100", "7=16"],
+            ),
+            // Barriers and shared memory.
+            (
+                "basics.nvcc-sm75.ptx",
+                "reduce_sum",
+                [64, 1, 1],
+                [256, 1, 1],
+                &["2=16384"],
+            ),
+        ];
+        for case in cases {
+            let entry = case.1;
+            let (launch, em) = emulate_case(case);
+            let go = |o| run_with(&dev, launch, &em, res, &lat, LatencyRule::default(), o).unwrap();
+            let (off, on, auto) = (go(Overlap::Off), go(Overlap::On), go(Overlap::Auto));
+            assert!(off.pipeline_cycles > 0.0, "{entry}");
+            for r in [&on, &auto] {
+                assert_eq!(
+                    r.pipeline_cycles.to_bits(),
+                    off.pipeline_cycles.to_bits(),
+                    "{entry}"
+                );
+                assert_eq!(r.cache, off.cache, "{entry}");
+                assert_eq!(r.sim_ops_per_warp, off.sim_ops_per_warp, "{entry}");
+            }
+        }
+    }
+
+    #[test]
+    fn latency_rules_scale_as_documented() {
+        // Literal SPEC reading: 64 max warps / 2 active = 32; the queueing rule never scales.
+        assert_eq!(LatencyRule::PaperWarpRatio.scale(64, 2), 32.0);
+        assert_eq!(LatencyRule::PaperWarpRatio.scale(64, 64), 1.0);
+        assert_eq!(LatencyRule::Queueing.scale(64, 2), 1.0);
+        assert_eq!(LatencyRule::default(), LatencyRule::Queueing);
+    }
+
+    #[test]
+    fn few_warps_see_the_unloaded_latency_and_a_full_round_is_rule_independent() {
+        use crate::device::catalogue;
+        use crate::device::latencies::for_device;
+        use crate::emulate::{emulate, LaunchDims, Options};
+        let fix = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/ptx");
+        let text = std::fs::read_to_string(format!("{fix}/basics.nvcc-sm75.ptx")).unwrap();
+        let (m, _) = crate::ptx::parse(&text);
+        let dev = catalogue::find("V100").unwrap().clone();
+        let lat = for_device(&dev).unwrap();
+        let res = KernelResources {
+            registers_per_thread: 16,
+            shared_bytes_per_block: 0,
+        };
+        let run = |grid: u32, block: u32, rule: LatencyRule| {
+            let args = vec![format!("3={}", grid * block)];
+            let launch = LaunchDims {
+                grid: [grid, 1, 1],
+                block: [block, 1, 1],
+            };
+            let em = emulate(&m, "vector_add", launch, &args, Options::default()).unwrap();
+            predict_with_rule(&dev, &em, res, &lat, rule).unwrap().1
+        };
+        // One block of 64 threads per SM (80 blocks on 80 SMs): 2 active warps of 64.
+        let q = run(80, 64, LatencyRule::Queueing);
+        let p = run(80, 64, LatencyRule::PaperWarpRatio);
+        assert_eq!(q.warps_in_round, 2);
+        assert_eq!(q.memory_latency_scale, 1.0);
+        assert_eq!(p.memory_latency_scale, 64.0 / 2.0);
+        // The literal reading makes two lone warps far slower than the queueing reading.
+        assert!(p.pipeline_cycles > 5.0 * q.pipeline_cycles, "{p:?} {q:?}");
+        // The loads of 2 warps wait for nothing: the round is at least the DRAM latency and
+        // far below 32 of them.
+        assert!(q.pipeline_cycles >= lat.values.dram);
+        assert!(q.pipeline_cycles < 4.0 * lat.values.dram);
+        // A full round (8 blocks of 256 threads = 64 warps = the V100's maximum): scale 1 under
+        // both readings, the same cycles.
+        let q = run(640, 256, LatencyRule::Queueing);
+        let p = run(640, 256, LatencyRule::PaperWarpRatio);
+        assert_eq!(q.warps_in_round, 64);
+        assert_eq!(q.pipeline_cycles.to_bits(), p.pipeline_cycles.to_bits());
+        // Under queueing, 64 warps' requests wait on the load/store path: the round is longer
+        // than the 2-warp one although each load's own latency is the same.
+        let two = run(80, 64, LatencyRule::Queueing);
+        assert!(q.pipeline_cycles > two.pipeline_cycles);
+    }
+}
