@@ -84,8 +84,41 @@ pub fn main() -> Result<()> {
     run(cli)
 }
 
+/// The command-line flag of each library input name that has one: library errors name fields
+/// (`grid`, `args`), the user typed flags (`--grid`, `--arg`).
+const FLAG_OF_FIELD: &[(&str, &str)] = &[
+    ("args", "--arg"),
+    ("block", "--block"),
+    ("entry", "--entry"),
+    ("grid", "--grid"),
+    ("ptx", "--ptx"),
+];
+
+/// Renames the input an error names to the flag that gives it on the command line.
+fn name_flags(err: Error) -> Error {
+    let flag = |name: String| match FLAG_OF_FIELD.iter().find(|(f, _)| *f == name) {
+        Some((_, flag)) => flag.to_string(),
+        None => name,
+    };
+    match err {
+        Error::InvalidInput { name, message } => Error::InvalidInput {
+            name: flag(name),
+            message,
+        },
+        Error::MissingInput { name, message } => Error::MissingInput {
+            name: flag(name),
+            message,
+        },
+        other => other,
+    }
+}
+
 /// Runs a parsed command line.
 pub fn run(cli: Cli) -> Result<()> {
+    dispatch(cli).map_err(name_flags)
+}
+
+fn dispatch(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Devices(a) => devices::run_list(&a),
         Command::Device(c) => devices::run_device(&c),

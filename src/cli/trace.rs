@@ -10,7 +10,7 @@ use clap::Args;
 use serde_json::json;
 
 use super::print_json;
-use kerneltime::emulate::{emulate, Emulation, LaunchDims, Options, Sampling};
+use kerneltime::emulate::{emulate, Emulation, KernelArg, LaunchDims, Options, Sampling};
 use kerneltime::error::{Error, Result};
 use kerneltime::ptx::ast::Module;
 use kerneltime::ptx::diag::Severity;
@@ -96,8 +96,9 @@ pub fn emulate_file(
     opts: Options,
 ) -> Result<Emulation> {
     let launch = launch_of(grid, block)?;
+    let args = KernelArg::parse_all(args)?;
     let module = load_ptx(path, entry)?;
-    emulate(&module, entry, launch, args, opts)
+    emulate(&module, entry, launch, &args, opts)
 }
 
 pub fn run(a: &TraceArgs) -> Result<()> {

@@ -5,7 +5,7 @@
 
 use crate::common::run;
 
-use kerneltime::emulate::{emulate, LaunchDims, Options};
+use kerneltime::emulate::{emulate, KernelArg, LaunchDims, Options};
 use kerneltime::model::from_trace::puchala_program;
 use kerneltime::workload::program::Op;
 
@@ -256,7 +256,7 @@ fn dwt_matrix_program_from_ptx_matches_the_catalogue_shape() {
             grid: [1, 1, 1],
             block: [64, 1, 1],
         },
-        &["3=64".into(), "4=8".into()],
+        &KernelArg::parse_all(&["3=64", "4=8"]).unwrap(),
         Options::default(),
     )
     .unwrap();

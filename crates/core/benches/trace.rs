@@ -12,7 +12,7 @@ use std::hint::black_box;
 use criterion::{criterion_group, criterion_main, Criterion};
 use kerneltime::device::catalogue;
 use kerneltime::device::latencies::for_device;
-use kerneltime::emulate::{emulate, LaunchDims, Options, Sampling};
+use kerneltime::emulate::{emulate, KernelArg, LaunchDims, Options, Sampling};
 use kerneltime::explore::registry::{Context, Scratch, Workload};
 use kerneltime::explore::trace_cell::prepare_trace;
 use kerneltime::model::trace_sim::{predict, run_with, KernelResources, LatencyRule, Overlap};
@@ -27,7 +27,7 @@ fn bench(c: &mut Criterion) {
         grid: [1280, 1, 1],
         block: [256, 1, 1],
     };
-    let args: Vec<String> = vec!["3=327680".into(), "4=4542".into()];
+    let args = KernelArg::parse_all(&["3=327680", "4=4542"]).unwrap();
     let dev = catalogue::find("V100").unwrap().clone();
     let lat = for_device(&dev).unwrap();
     let res = KernelResources {
@@ -93,7 +93,7 @@ fn bench(c: &mut Criterion) {
         grid: [40, 25, 1],
         block: [32, 4, 1],
     };
-    let args: Vec<String> = vec!["5=1280".into(), "6=100".into(), "7=16".into()];
+    let args = KernelArg::parse_all(&["5=1280", "6=100", "7=16"]).unwrap();
     g.bench_function("emulate_fdtd_o2_1000_blocks_sampled", |b| {
         b.iter(|| {
             emulate(&f, "fdtd_o2", launch, &args, Options::default())

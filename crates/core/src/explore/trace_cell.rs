@@ -42,7 +42,9 @@ use serde::Deserialize;
 use super::registry::{Context, Evaluator, Outcome, Prepared, Scratch, Workload};
 use crate::device::latencies::{for_device, Resolved as LatencyTable};
 use crate::device::Device;
-use crate::emulate::{emulate, find_entry, Emulation, LaunchDims, Options, Sampling};
+use crate::emulate::{
+    emulate, find_entry, ArgValue, Emulation, KernelArg, LaunchDims, Options, Sampling,
+};
 use crate::error::{Error, Result};
 use crate::model::trace_sim::{self, KernelResources};
 use crate::model::Prediction;
@@ -69,10 +71,10 @@ pub struct PtxKernelFile {
     pub shared_bytes: Option<u32>,
 }
 
-/// An argument: a literal passed as written, or an expression evaluated per point.
+/// An argument: a literal number, or an expression evaluated per point.
 #[derive(Debug, Clone)]
-enum ArgValue {
-    Literal(String),
+enum ArgSource {
+    Literal(ArgValue),
     Expr(RepeatCount),
 }
 
@@ -83,7 +85,7 @@ struct BlockKey {
     rep: [u32; 3],
     /// The grid when the kernel reads it, else zeros.
     grid: [u32; 3],
-    args: Vec<String>,
+    args: Vec<KernelArg>,
 }
 
 struct TraceEvaluator {
@@ -92,7 +94,7 @@ struct TraceEvaluator {
     origin: String,
     grid: [RepeatCount; 3],
     block: [RepeatCount; 3],
-    args: Vec<(String, ArgValue)>,
+    args: Vec<(String, ArgSource)>,
     device: Arc<Device>,
     lat: LatencyTable,
     res: KernelResources,
@@ -136,24 +138,30 @@ impl TraceEvaluator {
         Ok(out)
     }
 
-    fn launch(&self, params: &ParamValues) -> Result<(LaunchDims, Vec<String>)> {
+    fn launch(&self, params: &ParamValues) -> Result<(LaunchDims, Vec<KernelArg>)> {
         let launch = LaunchDims {
             grid: self.dims(&self.grid, params, "grid")?,
             block: self.dims(&self.block, params, "block")?,
         };
-        let mut args = Vec::with_capacity(self.args.len());
-        for (name, v) in &self.args {
-            let text = match v {
-                ArgValue::Literal(t) => t.clone(),
-                ArgValue::Expr(e) => e.evaluate(params, "args")?.to_string(),
-            };
-            args.push(format!("{name}={text}"));
-        }
-        Ok((launch, args))
+        Ok((launch, self.args_at(params)?))
+    }
+
+    /// The kernel arguments at a point: literals as written, expressions evaluated.
+    fn args_at(&self, params: &ParamValues) -> Result<Vec<KernelArg>> {
+        self.args
+            .iter()
+            .map(|(name, v)| {
+                let value = match v {
+                    ArgSource::Literal(v) => *v,
+                    ArgSource::Expr(e) => ArgValue::Int(i128::from(e.evaluate(params, "args")?)),
+                };
+                Ok(KernelArg::new(name.clone(), value))
+            })
+            .collect()
     }
 
     /// The representative block's emulation for this launch (from the memo when exact).
-    fn block_trace(&self, launch: LaunchDims, args: Vec<String>) -> Result<Arc<Emulation>> {
+    fn block_trace(&self, launch: LaunchDims, args: Vec<KernelArg>) -> Result<Arc<Emulation>> {
         let key = BlockKey {
             block: launch.block,
             rep: [
@@ -218,7 +226,7 @@ impl Evaluator for TraceEvaluator {
     }
 }
 
-fn parse_arg(text: &str, origin: &str) -> Result<(String, ArgValue)> {
+fn parse_arg(text: &str, origin: &str) -> Result<(String, ArgSource)> {
     let (name, value) = text.split_once('=').ok_or_else(|| {
         Error::invalid(
             format!("{origin} args"),
@@ -226,13 +234,13 @@ fn parse_arg(text: &str, origin: &str) -> Result<(String, ArgValue)> {
         )
     })?;
     let value = value.trim();
-    let v = if value.parse::<f64>().is_ok() {
-        ArgValue::Literal(value.to_string())
+    let v = if let Some(v) = ArgValue::parse(value) {
+        ArgSource::Literal(v)
     } else {
         let e = RepeatCount::Param(value.to_string());
         e.check_syntax()
             .map_err(|m| Error::invalid(format!("{origin} args {name}"), m))?;
-        ArgValue::Expr(e)
+        ArgSource::Expr(e)
     };
     Ok((name.trim().to_string(), v))
 }
@@ -388,7 +396,7 @@ fn build(
         names.extend(e.parameter_names());
     }
     for (_, v) in &args {
-        if let ArgValue::Expr(e) = v {
+        if let ArgSource::Expr(e) = v {
             names.extend(e.parameter_names());
         }
     }
@@ -474,7 +482,7 @@ impl LoadedKernelFile {
         params: &ParamValues,
         grid: Option<[u32; 3]>,
         block: Option<[u32; 3]>,
-    ) -> Result<(LaunchDims, Vec<String>)> {
+    ) -> Result<(LaunchDims, Vec<KernelArg>)> {
         let ev = &self.0;
         let launch = LaunchDims {
             grid: match grid {
@@ -486,20 +494,12 @@ impl LoadedKernelFile {
                 None => ev.dims(&ev.block, params, "block")?,
             },
         };
-        let mut args = Vec::with_capacity(ev.args.len());
-        for (name, v) in &ev.args {
-            let text = match v {
-                ArgValue::Literal(t) => t.clone(),
-                ArgValue::Expr(e) => e.evaluate(params, "args")?.to_string(),
-            };
-            args.push(format!("{name}={text}"));
-        }
-        Ok((launch, args))
+        Ok((launch, ev.args_at(params)?))
     }
 
     /// The representative block's emulation of a launch (`trace_sim::run_on` gives the model's
     /// time from it).
-    pub fn emulate(&self, launch: LaunchDims, args: Vec<String>) -> Result<Arc<Emulation>> {
+    pub fn emulate(&self, launch: LaunchDims, args: Vec<KernelArg>) -> Result<Arc<Emulation>> {
         self.0.block_trace(launch, args)
     }
 }

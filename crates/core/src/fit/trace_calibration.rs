@@ -76,7 +76,7 @@ pub struct KernelFileSource {
     pub origin: String,
 }
 
-type EmulationKey = (usize, [u32; 3], [u32; 3], Vec<String>);
+type EmulationKey = (usize, [u32; 3], [u32; 3], Vec<crate::emulate::KernelArg>);
 type EmulationCell = Arc<OnceLock<std::result::Result<Arc<Emulation>, String>>>;
 
 /// Builds [`TraceInputs`] for measurements: the kernel file loaded once per device, each distinct

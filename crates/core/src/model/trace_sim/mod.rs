@@ -700,7 +700,7 @@ mod tests {
         let fix = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/ptx");
         let text = std::fs::read_to_string(format!("{fix}/{file}")).unwrap();
         let (m, _) = crate::ptx::parse(&text);
-        let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        let args = crate::emulate::KernelArg::parse_all(args).unwrap();
         let launch = LaunchDims { grid, block };
         let em = emulate(&m, entry, launch, &args, Options::default()).unwrap();
         (launch, em)
@@ -862,7 +862,10 @@ mod tests {
             shared_bytes_per_block: 0,
         };
         let run = |grid: u32, block: u32, rule: LatencyRule| {
-            let args = vec![format!("3={}", grid * block)];
+            let args = vec![crate::emulate::KernelArg::new(
+                "3",
+                crate::emulate::ArgValue::Int(i128::from(grid * block)),
+            )];
             let launch = LaunchDims {
                 grid: [grid, 1, 1],
                 block: [block, 1, 1],

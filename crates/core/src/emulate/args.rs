@@ -1,0 +1,254 @@
+//! Kernel arguments: which parameter an argument names (PTX name, the name without the kernel
+//! prefix, or the position), and its value as the parameter's bits. Pointer parameters without a
+//! value get a synthetic allocation of their own. Nothing here runs the kernel.
+
+use serde::Serialize;
+
+use super::decode::{self, GLOBAL_STRIDE_SHIFT};
+use crate::error::{Error, Result};
+use crate::ptx::ast::{Function, Module};
+
+/// Finds the kernel `entry` in a module (an error lists the kernels).
+pub fn find_entry<'m>(m: &'m Module, entry: &str) -> Result<&'m Function> {
+    m.entries().find(|f| f.name == entry).ok_or_else(|| {
+        let names: Vec<&str> = m.entries().map(|f| f.name.as_str()).collect();
+        Error::invalid(
+            "entry",
+            format!(
+                "no kernel `{entry}` in the PTX file; kernels: {}",
+                if names.is_empty() {
+                    "none".to_string()
+                } else {
+                    names.join(", ")
+                }
+            ),
+        )
+    })
+}
+
+/// A kernel parameter's value as used.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ParamValue {
+    pub name: String,
+    #[serde(rename = "type")]
+    pub ty: String,
+    /// `argument`, `pointer` (synthetic base) or `unknown`.
+    pub kind: String,
+    /// The value or base address, as text.
+    pub value: String,
+}
+
+/// A kernel argument's value as given: a whole number (any sign, up to 64 bits) or a real number.
+/// It becomes the parameter's bits by the parameter's PTX type when the launch is resolved.
+#[derive(Debug, Clone, Copy, Serialize)]
+#[serde(untagged)]
+pub enum ArgValue {
+    Int(i128),
+    Float(f64),
+}
+
+impl ArgValue {
+    /// What equality and hashing compare: the variant and the exact bits.
+    fn key(&self) -> (bool, u128) {
+        match *self {
+            ArgValue::Int(i) => (false, i as u128),
+            ArgValue::Float(v) => (true, u128::from(v.to_bits())),
+        }
+    }
+}
+
+impl PartialEq for ArgValue {
+    fn eq(&self, other: &Self) -> bool {
+        self.key() == other.key()
+    }
+}
+
+impl Eq for ArgValue {}
+
+impl std::hash::Hash for ArgValue {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.key().hash(state);
+    }
+}
+
+impl ArgValue {
+    /// Reads `1048576`, `-3`, `0x7f` or `2.5`.
+    pub fn parse(text: &str) -> Option<ArgValue> {
+        let t = text.trim();
+        let (neg, body) = match t.strip_prefix('-') {
+            Some(b) => (true, b),
+            None => (false, t),
+        };
+        let int = match body.strip_prefix("0x").or_else(|| body.strip_prefix("0X")) {
+            Some(h) => u64::from_str_radix(h, 16).ok(),
+            None => body.parse::<u64>().ok(),
+        };
+        match int {
+            Some(m) => Some(ArgValue::Int(if neg {
+                -i128::from(m)
+            } else {
+                i128::from(m)
+            })),
+            None => t
+                .parse::<f64>()
+                .ok()
+                .filter(|v| v.is_finite())
+                .map(ArgValue::Float),
+        }
+    }
+
+    /// The parameter's bits for a PTX type (`u32`, `s64`, `f32`, ...): integers wrap to the
+    /// type's width as C does; a real number only fits a floating-point parameter.
+    fn bits_for(self, ty: &str) -> Option<u64> {
+        if ty.starts_with('f') {
+            let v = match self {
+                ArgValue::Int(i) => i as f64,
+                ArgValue::Float(v) => v,
+            };
+            return Some(if ty == "f32" {
+                u64::from((v as f32).to_bits())
+            } else {
+                v.to_bits()
+            });
+        }
+        let ArgValue::Int(i) = self else {
+            return None;
+        };
+        if i > i128::from(u64::MAX) || i < i128::from(i64::MIN) {
+            return None;
+        }
+        let v = i as u64;
+        let bits = decode::Ty::parse(ty).map_or(64, |t| t.bits);
+        Some(if bits >= 64 {
+            v
+        } else {
+            v & ((1u64 << bits) - 1)
+        })
+    }
+}
+
+impl std::fmt::Display for ArgValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ArgValue::Int(i) => write!(f, "{i}"),
+            ArgValue::Float(v) => write!(f, "{v}"),
+        }
+    }
+}
+
+/// One kernel argument: the parameter it is for (its PTX name, the name without the kernel prefix
+/// such as `param_3`, or its position) and its value.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+pub struct KernelArg {
+    pub param: String,
+    pub value: ArgValue,
+}
+
+impl KernelArg {
+    pub fn new(param: impl Into<String>, value: ArgValue) -> Self {
+        Self {
+            param: param.into(),
+            value,
+        }
+    }
+
+    /// Reads `NAME=VALUE` (the text form of the command line and of kernel files).
+    pub fn parse(text: &str) -> Result<KernelArg> {
+        let (name, value) = text
+            .split_once('=')
+            .ok_or_else(|| Error::invalid("args", format!("expected NAME=VALUE, got `{text}`")))?;
+        let v = ArgValue::parse(value).ok_or_else(|| {
+            Error::invalid(
+                "args",
+                format!("`{text}`: `{}` is not a number", value.trim()),
+            )
+        })?;
+        Ok(KernelArg::new(name.trim(), v))
+    }
+
+    /// Reads every `NAME=VALUE` of a list.
+    pub fn parse_all<S: AsRef<str>>(texts: &[S]) -> Result<Vec<KernelArg>> {
+        texts.iter().map(|t| KernelArg::parse(t.as_ref())).collect()
+    }
+}
+
+/// Resolves kernel arguments against a kernel's parameters. A name may be the PTX name
+/// (`k_param_3`), the name without the kernel prefix (`param_3`), or the position (`3`).
+pub fn resolve_args(
+    f: &Function,
+    args: &[KernelArg],
+    address_bits: u32,
+) -> Result<(Vec<Option<u64>>, Vec<ParamValue>)> {
+    let mut given: Vec<Option<ArgValue>> = vec![None; f.params.len()];
+    for a in args {
+        let name = a.param.trim();
+        let prefix = format!("{}_", f.name);
+        let idx = f
+            .params
+            .iter()
+            .position(|p| p.name == name || p.name.strip_prefix(&prefix) == Some(name))
+            .or_else(|| name.parse::<usize>().ok().filter(|&k| k < f.params.len()));
+        let Some(k) = idx else {
+            let names: Vec<&str> = f.params.iter().map(|p| p.name.as_str()).collect();
+            return Err(Error::invalid(
+                "args",
+                format!(
+                    "`{name}` names no parameter of kernel `{}`; parameters (by name or position 0..{}): {}",
+                    f.name,
+                    f.params.len(),
+                    names.join(", ")
+                ),
+            ));
+        };
+        given[k] = Some(a.value);
+    }
+    let mut values = Vec::new();
+    let mut report = Vec::new();
+    for (k, p) in f.params.iter().enumerate() {
+        let is_ptr_type = p.ptr_space.is_some()
+            || (address_bits == 64 && matches!(p.ty.as_str(), "u64" | "b64" | "s64"))
+            || (address_bits == 32 && p.ptr_space.is_some());
+        let (v, kind, text) = match (given[k], p.array) {
+            (Some(value), None) => {
+                let v = value.bits_for(&p.ty).ok_or_else(|| {
+                    Error::invalid(
+                        "args",
+                        format!(
+                            "`{}={value}`: `{value}` is not a number for a .{} parameter",
+                            p.name, p.ty
+                        ),
+                    )
+                })?;
+                (Some(v), "argument", value.to_string())
+            }
+            (Some(_), Some(_)) => {
+                return Err(Error::invalid(
+                    "args",
+                    format!("parameter `{}` is a by-value aggregate (.b8 array); it cannot be given a number", p.name),
+                ))
+            }
+            (None, Some(n)) => (None, "unknown", format!("{n}-byte aggregate, contents unknown")),
+            (None, None) if is_ptr_type => {
+                let base = (k as u64 + 1) << GLOBAL_STRIDE_SHIFT;
+                (Some(base), "pointer", format!("{base:#x}"))
+            }
+            (None, None) => {
+                return Err(Error::missing(
+                    "args",
+                    format!(
+                        "kernel parameter `{}` (.{}, position {k}) has no value; give {}=VALUE or {k}=VALUE",
+                        p.name, p.ty, p.name
+                    ),
+                ))
+            }
+        };
+        values.push(v);
+        report.push(ParamValue {
+            name: p.name.clone(),
+            ty: p.ty.clone(),
+            kind: kind.into(),
+            value: text,
+        });
+    }
+    Ok((values, report))
+}
