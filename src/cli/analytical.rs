@@ -16,23 +16,44 @@ use super::predict::PredictArgs;
 use super::{print_json, read_text, DeviceSelection};
 use kerneltime::device::Device;
 use kerneltime::error::{write_atomic, Error, Result};
-use kerneltime::model::{hong_kim, mwp_cwp, wu, Prediction};
-use kerneltime::workload::analytical::{HongKimInputs, MwpCwpInputs, WuInputs};
+use kerneltime::fit::calibrate::CalibrationFile;
+use kerneltime::model::{analytical, wu, ModelId, Prediction, Source};
+use kerneltime::workload::analytical::WuInputs;
+use kerneltime::Options;
 
-/// The analytical models `predict` dispatches here.
-pub const ANALYTICAL_MODELS: &[&str] = &["mwp-cwp", "hong-kim", "wu"];
-
-/// Runs `predict` for one analytical model.
-pub fn run_predict(model: &str, args: &PredictArgs) -> Result<()> {
+/// Runs `predict` for one analytical model (mwp-cwp, hong-kim, wu) on an inputs file.
+pub fn run_predict(
+    id: ModelId,
+    args: &PredictArgs,
+    calibration: Option<CalibrationFile>,
+) -> Result<()> {
     let path = args.inputs.as_deref().ok_or_else(|| {
         Error::missing(
             "--inputs",
-            format!("the {model} model reads an analytical inputs file: --inputs FILE.toml"),
+            format!("the {id} model reads an analytical inputs file: --inputs FILE.toml"),
         )
     })?;
-    let device = args.device.resolve_optional()?;
+    let calibrated = calibration.is_some();
+    let device = if calibrated {
+        Some(args.device.resolve()?)
+    } else {
+        args.device.resolve_optional()?
+    };
     let text = read_text(path)?;
-    let mut p = predict_text(model, &text, &path.display().to_string(), device.as_ref())?;
+    let options = Options {
+        calibration,
+        calibration_kernel: Some(super::predict::calibration_kernel(args, id)),
+        ..Options::default()
+    };
+    let origin = path.display().to_string();
+    let source = Source::File {
+        text: &text,
+        origin: &origin,
+    };
+    let mut p = kerneltime::api::predict_source(&source, device.as_ref(), id, &options, "")?;
+    if calibrated {
+        return super::predict::print_calibrated(&p, args.json);
+    }
     if let Some(cpu) = args.cpu_time_us {
         let s = wu::speedup(cpu, p.time_us)?;
         p.breakdown.insert("cpu_time_us".into(), cpu.into());
@@ -43,104 +64,6 @@ pub fn run_predict(model: &str, args: &PredictArgs) -> Result<()> {
     }
     print!("{}", render_prediction(&p));
     Ok(())
-}
-
-/// Reads an inputs file's text and predicts with one analytical model (the library path that the
-/// CLI uses; `origin` names the file in errors).
-pub fn predict_text(
-    model: &str,
-    text: &str,
-    origin: &str,
-    device: Option<&Device>,
-) -> Result<Prediction> {
-    let device_name = device.map_or_else(
-        || "none (clock from the inputs file)".to_string(),
-        |d| d.name.clone(),
-    );
-    match model {
-        "mwp-cwp" => {
-            let resolved = MwpCwpInputs::from_toml(text, origin, device)?;
-            let r = mwp_cwp::predict(&resolved.inputs)?;
-            let clock = (resolved.inputs.freq_ghz * 1000.0, "freq_ghz");
-            Ok(finish(r.t_exec, clock, resolved.notes, device, |us| {
-                r.to_prediction(&device_name, us)
-            }))
-        }
-        "hong-kim" => {
-            let resolved = HongKimInputs::from_toml(text, origin, device)?;
-            let r = hong_kim::predict(&resolved.inputs)?;
-            let clock = (resolved.inputs.freq_ghz * 1000.0, "freq_ghz");
-            Ok(finish(
-                r.exec_cycles_with_synch,
-                clock,
-                resolved.notes,
-                device,
-                |us| r.to_prediction(&device_name, us),
-            ))
-        }
-        "wu" => {
-            let resolved = WuInputs::from_toml(text, origin, device)?;
-            let r = wu::predict(&resolved.inputs)?;
-            let clock = (resolved.inputs.freq_mhz, "freq_mhz");
-            Ok(finish(
-                r.exec_cycles_sm,
-                clock,
-                resolved.notes,
-                device,
-                |us| r.to_prediction(&device_name, us),
-            ))
-        }
-        other => Err(Error::invalid(
-            "--model",
-            format!(
-                "`{other}` is not an analytical model; these are: {}",
-                ANALYTICAL_MODELS.join(", ")
-            ),
-        )),
-    }
-}
-
-/// One model's result as a prediction: its cycles in microseconds (see `to_us`; `clock` is the
-/// inputs file's clock in MHz and the field it came from), with the notes of resolving the inputs
-/// after the model's own.
-fn finish(
-    cycles: f64,
-    (file_clock_mhz, field): (f64, &str),
-    mut notes: Vec<String>,
-    device: Option<&Device>,
-    to_prediction: impl FnOnce(f64) -> Prediction,
-) -> Prediction {
-    let us = to_us(cycles, device, file_clock_mhz, field, &mut notes);
-    let mut p = to_prediction(us);
-    p.notes.extend(notes);
-    p
-}
-
-/// Cycles to microseconds: the device clock when there is a device, else the file's clock.
-fn to_us(
-    cycles: f64,
-    device: Option<&Device>,
-    file_clock_mhz: f64,
-    field: &str,
-    notes: &mut Vec<String>,
-) -> f64 {
-    match device {
-        Some(d) => {
-            if (d.core_clock_mhz - file_clock_mhz).abs() > 1e-9 * d.core_clock_mhz {
-                notes.push(format!(
-                    "the inputs file's {field} ({file_clock_mhz} MHz) differs from {}'s core clock ({} MHz); time uses the device clock",
-                    d.name, d.core_clock_mhz
-                ));
-            }
-            d.cycles_to_us(cycles)
-        }
-        None => {
-            notes.push(format!(
-                "no device given: cycles become time with the inputs file's {field} ({file_clock_mhz} MHz)"
-            ));
-            cycles / file_clock_mhz
-        }
-    }
 }
 
 fn render_prediction(p: &Prediction) -> String {
@@ -317,9 +240,9 @@ pub fn best_block_report(
         resolved.inputs.warp_size
     ));
     let points = wu::sweep_block_sizes(&resolved.inputs, max_threads)?;
-    let mut clock_notes = Vec::new();
-    let to_time = |cycles: f64, transfer_us: f64, notes: &mut Vec<String>| {
-        to_us(cycles, device, resolved.inputs.freq_mhz, "freq_mhz", notes) + transfer_us
+    let freq_mhz = resolved.inputs.freq_mhz;
+    let to_time = |cycles: f64, transfer_us: f64| {
+        analytical::cycles_to_us(cycles, device, freq_mhz) + transfer_us
     };
     let curve: Vec<CurvePoint> = points
         .iter()
@@ -328,7 +251,7 @@ pub fn best_block_report(
                 threads_per_block: p.threads_per_block,
                 feasible: true,
                 cycles: Some(r.exec_cycles_sm),
-                time_us: Some(to_time(r.exec_cycles_sm, r.transfer_us, &mut clock_notes)),
+                time_us: Some(to_time(r.exec_cycles_sm, r.transfer_us)),
                 blocks_active: Some(r.blocks_active),
                 warps_active: Some(r.warps_active),
                 block_limiter: Some(r.block_limiter),
@@ -348,15 +271,16 @@ pub fn best_block_report(
             },
         })
         .collect();
-    clock_notes.dedup();
-    notes.extend(clock_notes);
+    if curve.iter().any(|c| c.feasible) {
+        notes.extend(analytical::clock_note(device, freq_mhz, "freq_mhz"));
+    }
     let (best_t, best) = wu::best_block(&points).ok_or_else(|| {
         Error::Infeasible(format!(
             "no block size from {} to {max_threads} threads can run on an SM with these inputs",
             resolved.inputs.warp_size
         ))
     })?;
-    let best_time_us = to_time(best.exec_cycles_sm, best.transfer_us, &mut Vec::new());
+    let best_time_us = to_time(best.exec_cycles_sm, best.transfer_us);
     Ok(BestBlockReport {
         model: "wu".into(),
         device: device.map_or_else(

@@ -89,25 +89,55 @@ pub fn main() -> Result<()> {
 const FLAG_OF_FIELD: &[(&str, &str)] = &[
     ("args", "--arg"),
     ("block", "--block"),
+    ("blocks", "--blocks"),
+    ("calibration", "--calibration"),
+    ("device", "--device"),
     ("entry", "--entry"),
+    ("gamma", "--gamma"),
     ("grid", "--grid"),
+    ("kernel", "--kernel"),
+    ("model", "--model"),
     ("ptx", "--ptx"),
+    ("s", "--s"),
+    ("t_m_cycles", "--t-m"),
+    ("t_p_us", "--t-p"),
+    ("threads_per_block", "--threads-per-block"),
 ];
 
-/// Renames the input an error names to the flag that gives it on the command line.
+/// Inputs a library message may name in backticks, and what the command line says instead.
+const FLAGS_IN_MESSAGES: &[(&str, &str)] = &[
+    ("args", "--arg"),
+    ("blocks", "--blocks"),
+    ("device", "--device"),
+    ("t_m_cycles", "--t-m CYCLES"),
+    ("t_p_us", "--t-p US"),
+    ("threads_per_block", "--threads-per-block"),
+];
+
+/// Renames the input an error names to the flag that gives it on the command line (and the
+/// few inputs its message names in backticks).
 fn name_flags(err: Error) -> Error {
-    let flag = |name: String| match FLAG_OF_FIELD.iter().find(|(f, _)| *f == name) {
-        Some((_, flag)) => flag.to_string(),
-        None => name,
+    let flag_of = |name: &str| {
+        FLAG_OF_FIELD
+            .iter()
+            .find(|(f, _)| *f == name)
+            .map(|(_, flag)| *flag)
+    };
+    let flag = |name: String| flag_of(&name).map_or(name, str::to_string);
+    let text = |mut message: String| {
+        for (field, flag) in FLAGS_IN_MESSAGES {
+            message = message.replace(&format!("`{field}`"), flag);
+        }
+        message
     };
     match err {
         Error::InvalidInput { name, message } => Error::InvalidInput {
             name: flag(name),
-            message,
+            message: text(message),
         },
         Error::MissingInput { name, message } => Error::MissingInput {
             name: flag(name),
-            message,
+            message: text(message),
         },
         other => other,
     }

@@ -4,6 +4,7 @@
 //! `model` (the performance models and `Prediction`), then `cli` (the command line, the only
 //! place that knows about flags and output formats). `error` holds the one error type.
 
+pub mod api;
 pub mod device;
 pub mod emulate;
 pub mod error;
@@ -16,4 +17,9 @@ pub mod progress;
 pub mod ptx;
 pub mod workload;
 
+pub use api::{
+    predict, predict_all, predict_models, Band, Kernel, ModelError, ModelsReport, Options,
+    PtxLaunch,
+};
 pub use error::{Error, Result};
+pub use model::{ModelId, Prediction};

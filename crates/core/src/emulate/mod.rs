@@ -36,7 +36,7 @@ use crate::workload::trace::WarpTrace;
 use decode::{decode, DInst, Src};
 use warp::Emulator;
 
-pub use args::{find_entry, resolve_args, ArgValue, KernelArg, ParamValue};
+pub use args::{entry_diagnostic, find_entry, resolve_args, ArgValue, KernelArg, ParamValue};
 pub use launch::LaunchDims;
 pub use sampling::{positions, representative, SampledBlock, Sampling};
 

@@ -15,8 +15,9 @@ use serde::Serialize;
 
 use super::metrics;
 use crate::error::Result;
-use crate::fit::calibrate::{predict_row, Calibration, Model, Prepared};
+use crate::fit::calibrate::{predict_row, Calibration, Prepared};
 use crate::fit::rank::kendall_tau_b;
+use crate::model::ModelId;
 
 /// One evaluated row.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -99,7 +100,7 @@ pub struct Evaluation {
 
 /// One model run to evaluate: the model and optionally its calibration.
 pub struct Run<'a> {
-    pub model: Model,
+    pub model: ModelId,
     pub calibration: Option<&'a Calibration>,
 }
 
@@ -389,9 +390,9 @@ mod tests {
     #[test]
     fn experiments_aggregates_and_comparisons() {
         let ms = rows();
-        let p = prepare(&ms, Model::Roofline, None).unwrap();
+        let p = prepare(&ms, ModelId::Roofline, None).unwrap();
         let cal = crate::fit::calibrate::calibrate(
-            Model::Roofline,
+            ModelId::Roofline,
             &p,
             &CalibrateOptions {
                 scope: Scope::Kernel,
@@ -404,11 +405,11 @@ mod tests {
         .unwrap();
         let runs = [
             Run {
-                model: Model::Roofline,
+                model: ModelId::Roofline,
                 calibration: None,
             },
             Run {
-                model: Model::Roofline,
+                model: ModelId::Roofline,
                 calibration: Some(&cal),
             },
         ];

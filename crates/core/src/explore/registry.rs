@@ -27,10 +27,10 @@ use std::sync::Arc;
 
 use crate::device::Device;
 use crate::error::{Error, Result};
-use crate::fit::calibrate::{self, Calibration};
+pub use crate::fit::calibrate::CalibrationFile;
 use crate::model::puchala::{self, kernel_run, launch_heuristic, CoreProgram, KernelSpec, SmShape};
 use crate::model::roofline::{self, RooflineInputs};
-use crate::model::{hong_kim, mwp_cwp, wu, Prediction};
+use crate::model::{hong_kim, mwp_cwp, wu, ModelId, Prediction};
 use crate::workload::analytical::{HongKimInputs, MwpCwpInputs, Resolved, WuInputs};
 use crate::workload::params::ParamValues;
 
@@ -116,74 +116,6 @@ pub struct Context<'a> {
     pub calibration: Option<&'a CalibrationFile>,
 }
 
-/// A calibration file on the sweep's calibration axis.
-#[derive(Debug, Clone)]
-pub struct CalibrationFile {
-    /// Shown in the `calibration` column (the file stem).
-    pub name: String,
-    /// Names the file in errors and notes.
-    pub origin: String,
-    pub calibration: Calibration,
-}
-
-impl CalibrationFile {
-    /// The parameter vector for `model` on a device and kernel, with the note that names them,
-    /// or an error of one sentence (wrong model, no device, device or kernel not covered).
-    pub fn params_for(
-        &self,
-        model: &str,
-        device: Option<&Device>,
-        kernel: &str,
-    ) -> Result<(Vec<f64>, String)> {
-        let cal = &self.calibration;
-        if cal.model.name() != model {
-            return Err(Error::invalid(
-                "--calibration",
-                format!(
-                    "{} calibrates {}, not {model}",
-                    self.origin,
-                    cal.model.name()
-                ),
-            ));
-        }
-        let device = device.ok_or_else(|| {
-            Error::missing(
-                "--device",
-                format!(
-                    "the calibration {} is per device: give --device to sweep with it",
-                    self.origin
-                ),
-            )
-        })?;
-        let q = cal.params_for(device, kernel).ok_or_else(|| {
-            let covered: Vec<String> = cal
-                .groups
-                .iter()
-                .map(|g| match &g.kernel {
-                    Some(k) => format!("{} ({k})", g.device),
-                    None => g.device.clone(),
-                })
-                .collect();
-            Error::invalid(
-                "--calibration",
-                format!(
-                    "{} has no parameters for device `{}` and kernel `{kernel}`; it covers: {}",
-                    self.origin,
-                    device.name,
-                    covered.join(", ")
-                ),
-            )
-        })?;
-        let named: Vec<String> = calibrate::param_specs(cal.model)
-            .iter()
-            .zip(&q)
-            .map(|(s, v)| format!("{}={v}", s.name))
-            .collect();
-        let note = format!("calibrated with {}: {}", self.origin, named.join(", "));
-        Ok((q, note))
-    }
-}
-
 /// A prepared evaluator, which axes it reads, and the notes of its preparation.
 pub struct Prepared {
     pub evaluator: Box<dyn Evaluator>,
@@ -261,7 +193,7 @@ type Setter<T> = fn(&mut T, f64);
 
 /// What the sweep needs to know about an analytical inputs struct.
 trait Analytical: Copy + Send + Sync + 'static {
-    const MODEL: &'static str;
+    const MODEL: ModelId;
     /// Inputs-file fields a parameter can sweep (same names as in the file).
     const FIELDS: &'static [(&'static str, Setter<Self>)];
     /// Launch-dimension names that stand for a field (`blocks` is wu's `n_b`).
@@ -288,7 +220,7 @@ macro_rules! setters {
 }
 
 impl Analytical for WuInputs {
-    const MODEL: &'static str = "wu";
+    const MODEL: ModelId = ModelId::Wu;
     const FIELDS: &'static [(&'static str, Setter<Self>)] = setters!(WuInputs;
         comp_cycles, mem_insts_global, mem_insts_shared, mem_insts_local, n_conf, sync_insts,
         mem_l_global, mem_l_shared, departure_delay, threads_per_block, warp_size, n_ws, max_b,
@@ -320,12 +252,12 @@ impl Analytical for WuInputs {
     }
     const CALIBRATED: &'static [&'static str] = &["mem_l_global", "departure_delay", "comp_cycles"];
     fn calibrate(&mut self, q: &[f64]) {
-        calibrate::apply_wu(self, q);
+        wu::apply_params(self, q);
     }
 }
 
 impl Analytical for MwpCwpInputs {
-    const MODEL: &'static str = "mwp-cwp";
+    const MODEL: ModelId = ModelId::MwpCwp;
     const FIELDS: &'static [(&'static str, Setter<Self>)] = setters!(MwpCwpInputs;
         inst, mem_inst, total_warps, active_sms, avg_inst_lat, ilp, n, warp_size, simd_width,
         dram_lat, avg_trans_warp, departure_delay, miss_ratio_l2, hit_lat_l2, miss_ratio_l1,
@@ -351,12 +283,12 @@ impl Analytical for MwpCwpInputs {
     }
     const CALIBRATED: &'static [&'static str] = &["dram_lat", "departure_delay", "avg_inst_lat"];
     fn calibrate(&mut self, q: &[f64]) {
-        calibrate::apply_mwp_cwp(self, q);
+        mwp_cwp::apply_params(self, q);
     }
 }
 
 impl Analytical for HongKimInputs {
-    const MODEL: &'static str = "hong-kim";
+    const MODEL: ModelId = ModelId::HongKim;
     const FIELDS: &'static [(&'static str, Setter<Self>)] = setters!(HongKimInputs;
         warp_size, issue_cycles, freq_ghz, mem_bandwidth_gbs, mem_ld, departure_del_uncoal,
         departure_del_coal, threads_per_block, blocks, active_sms, active_blocks_per_sm,
@@ -391,7 +323,7 @@ impl Analytical for HongKimInputs {
         "issue_cycles",
     ];
     fn calibrate(&mut self, q: &[f64]) {
-        calibrate::apply_hong_kim(self, q);
+        hong_kim::apply_params(self, q);
     }
 }
 
@@ -587,13 +519,13 @@ impl Evaluator for RooflineEvaluator {
         // table's (or the file's) launch overhead: max(c / 1, m / 1) + launch is exactly
         // `model::roofline::predict`'s time.
         let time_us = match &self.calibrated {
-            Some(q) => calibrate::calibrated_roofline_us(&self.device, &i, q),
+            Some(q) => roofline::calibrated_us(&self.device, &i, q),
             None => {
                 let launch_us = match i.launch_overhead_us {
                     Some(us) => crate::error::non_negative("launch_overhead_us", us)?,
                     None => self.default_launch_us,
                 };
-                calibrate::calibrated_roofline_us(&self.device, &i, &[1.0, 1.0, launch_us])
+                roofline::calibrated_us(&self.device, &i, &[1.0, 1.0, launch_us])
             }
         };
         Ok(Outcome::new(time_us))
@@ -601,7 +533,7 @@ impl Evaluator for RooflineEvaluator {
 
     fn predict(&self, values: &[f64]) -> Result<Prediction> {
         let i = self.inputs(values);
-        let mut p = calibrate::roofline_prediction(&self.device, &i, self.calibrated.as_deref())?;
+        let mut p = roofline::prediction(&self.device, &i, self.calibrated.as_deref())?;
         p.notes.extend(self.notes.iter().cloned());
         Ok(p)
     }
@@ -632,7 +564,7 @@ fn prepare_roofline(cx: &Context<'_>) -> Result<Prepared> {
     let mut notes = Vec::new();
     let mut calibrated = None;
     if let Some(cal) = cx.calibration {
-        let (q, note) = cal.params_for("roofline", Some(&device), cx.workload.name())?;
+        let (q, note) = cal.params_for(ModelId::Roofline, Some(&device), cx.workload.name())?;
         notes.push(note);
         calibrated = Some(q);
     } else if base.launch_overhead_us.is_none() {
@@ -790,8 +722,8 @@ fn prepare_puchala(cx: &Context<'_>) -> Result<Prepared> {
     let (t_p_us, t_m_cycles) = match cx.calibration {
         // The calibration's t_p, t_m and memory scale, applied as `predict --calibration` does.
         Some(cal) => {
-            let (q, note) = cal.params_for("puchala", Some(&device), &kernel.name)?;
-            calibrate::apply_puchala_memory_scale(&mut kernel, q[2]);
+            let (q, note) = cal.params_for(ModelId::Puchala, Some(&device), &kernel.name)?;
+            puchala::scale_memory(&mut kernel.program.ops, q[2]);
             notes.push(note);
             if cx.t_p_us.is_some() || cx.t_m_cycles.is_some() {
                 notes.push(format!(
@@ -853,10 +785,11 @@ mod tests {
 
     use super::*;
     use crate::device::catalogue;
-    use crate::fit::calibrate::{GroupCalibration, Model, Scope};
+    use crate::fit::calibrate::{params_of, Calibration, GroupCalibration, Scope};
+    use crate::model::ModelId;
 
-    fn calibration(model: Model, device: &str, q: &[f64]) -> CalibrationFile {
-        let params: BTreeMap<String, f64> = calibrate::param_specs(model)
+    fn calibration(model: ModelId, device: &str, q: &[f64]) -> CalibrationFile {
+        let params: BTreeMap<String, f64> = params_of(model)
             .iter()
             .zip(q)
             .map(|(s, v)| (s.name.to_string(), *v))
@@ -895,7 +828,7 @@ mod tests {
     /// applying the calibration, then running the model gives: the `CALIBRATED` lists decide
     /// whether parameters are applied once or per point, and this checks them field by field
     /// (dropping `comp_cycles` from wu's list makes it fail).
-    fn calibrated_fields_agree<T: Analytical>(file: &str, model: Model) {
+    fn calibrated_fields_agree<T: Analytical>(file: &str, model: ModelId) {
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/analytical/");
         let text = std::fs::read_to_string(format!("{path}{file}")).unwrap();
         let device = Arc::new(catalogue::find("Tesla K40").unwrap().clone());
@@ -946,14 +879,14 @@ mod tests {
 
     #[test]
     fn calibrated_sweeps_of_every_field_apply_parameters_after_the_point() {
-        calibrated_fields_agree::<WuInputs>("wu2019-example.toml", Model::Wu);
+        calibrated_fields_agree::<WuInputs>("wu2019-example.toml", ModelId::Wu);
         calibrated_fields_agree::<MwpCwpInputs>(
             "parra2016-stencil-order2-8warps.toml",
-            Model::MwpCwp,
+            ModelId::MwpCwp,
         );
         calibrated_fields_agree::<HongKimInputs>(
             "hong-kim-2009-worked-example.toml",
-            Model::HongKim,
+            ModelId::HongKim,
         );
     }
 }

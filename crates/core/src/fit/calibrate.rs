@@ -44,196 +44,8 @@ use super::nelder_mead::{minimize, NelderMeadOptions};
 use super::split::SplitMix64;
 use crate::device::{catalogue, Device};
 use crate::error::{Error, Result};
-use crate::workload::counters::{self, CounterInputs, KernelCounters};
-
-/// The models calibration and evaluation know.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Model {
-    Roofline,
-    MwpCwp,
-    HongKim,
-    Wu,
-    Lslag,
-    Puchala,
-    Trace,
-}
-
-impl Model {
-    pub const ALL: &'static [Model] = &[
-        Model::Roofline,
-        Model::MwpCwp,
-        Model::HongKim,
-        Model::Wu,
-        Model::Lslag,
-        Model::Puchala,
-        Model::Trace,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Model::Roofline => "roofline",
-            Model::MwpCwp => "mwp-cwp",
-            Model::HongKim => "hong-kim",
-            Model::Wu => "wu",
-            Model::Lslag => "lslag",
-            Model::Puchala => "puchala",
-            Model::Trace => "trace",
-        }
-    }
-
-    /// Parses `--model`; `puchala` gets its own explanation.
-    pub fn parse(text: &str) -> Result<Model> {
-        let t = text.trim().to_ascii_lowercase();
-        if let Some(m) = Model::ALL.iter().find(|m| m.name() == t) {
-            return Ok(*m);
-        }
-        let names: Vec<&str> = Model::ALL.iter().map(|m| m.name()).collect();
-        Err(Error::invalid(
-            "--model",
-            format!("unknown model `{text}`; known: {}", names.join(", ")),
-        ))
-    }
-
-    /// Whether the model runs on profiler-counter rows.
-    pub fn uses_counters(self) -> bool {
-        !matches!(self, Model::Lslag | Model::Puchala | Model::Trace)
-    }
-}
-
-/// One free parameter and its bounds.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct ParamSpec {
-    pub name: &'static str,
-    pub lower: f64,
-    pub upper: f64,
-    pub start: f64,
-}
-
-const ANALYTICAL_PARAMS: &[ParamSpec] = &[
-    ParamSpec {
-        name: "dram_latency_scale",
-        lower: 0.1,
-        upper: 10.0,
-        start: 1.0,
-    },
-    ParamSpec {
-        name: "departure_delay_cycles",
-        lower: 0.5,
-        upper: 200.0,
-        start: 4.0,
-    },
-    ParamSpec {
-        name: "arithmetic_latency_scale",
-        lower: 0.1,
-        upper: 10.0,
-        start: 1.0,
-    },
-    ParamSpec {
-        name: "launch_overhead_us",
-        lower: 0.0,
-        upper: 100.0,
-        start: 3.0,
-    },
-];
-
-/// The free parameters of a model, in the order of parameter vectors.
-pub fn param_specs(model: Model) -> &'static [ParamSpec] {
-    match model {
-        Model::Roofline => &[
-            ParamSpec {
-                name: "compute_efficiency",
-                lower: 0.001,
-                upper: 1.0,
-                start: 0.5,
-            },
-            ParamSpec {
-                name: "memory_efficiency",
-                lower: 0.001,
-                upper: 1.0,
-                start: 0.5,
-            },
-            ParamSpec {
-                name: "launch_overhead_us",
-                lower: 0.0,
-                upper: 100.0,
-                start: 3.0,
-            },
-        ],
-        Model::MwpCwp | Model::HongKim | Model::Wu => ANALYTICAL_PARAMS,
-        Model::Puchala => &[
-            ParamSpec {
-                name: "t_p_us",
-                lower: 0.0,
-                upper: 100.0,
-                start: 5.0,
-            },
-            ParamSpec {
-                name: "t_m_cycles",
-                lower: 0.0,
-                upper: 200.0,
-                start: 10.0,
-            },
-            ParamSpec {
-                name: "memory_scale",
-                lower: 0.05,
-                upper: 20.0,
-                start: 1.0,
-            },
-        ],
-        Model::Trace => &[
-            ParamSpec {
-                name: "dram_latency_scale",
-                lower: 0.2,
-                upper: 5.0,
-                start: 1.0,
-            },
-            ParamSpec {
-                name: "l2_latency_scale",
-                lower: 0.2,
-                upper: 5.0,
-                start: 1.0,
-            },
-            ParamSpec {
-                name: "launch_overhead_us",
-                lower: 0.0,
-                upper: 100.0,
-                start: 3.0,
-            },
-        ],
-        Model::Lslag => &[
-            ParamSpec {
-                name: "alpha_us",
-                lower: 0.0,
-                upper: f64::MAX,
-                start: 0.0,
-            },
-            ParamSpec {
-                name: "beta_us",
-                lower: 0.0,
-                upper: f64::MAX,
-                start: 0.0,
-            },
-        ],
-    }
-}
-
-/// What a model needs about one measured row.
-#[derive(Debug, Clone, PartialEq)]
-pub enum RowInputs {
-    Counters(Box<CounterInputs>),
-    Lslag {
-        gamma: f64,
-        s: f64,
-    },
-    /// A built-in puchala2022 kernel at one parameter point.
-    Puchala {
-        kernel: crate::model::puchala::Builtin,
-        params: crate::workload::params::ParamValues,
-    },
-    /// A launch of the kernel a PTX kernel file names, emulated.
-    Trace(Box<super::trace_calibration::TraceInputs>),
-}
+use crate::model::registry::{self, Inputs, ModelId, ParamSpec, Source};
+use crate::workload::counters::{self, KernelCounters};
 
 /// A measurement ready for the models.
 #[derive(Debug, Clone, PartialEq)]
@@ -251,8 +63,8 @@ pub struct Row {
     pub measured_us: f64,
     /// The launch API time of the row (puchala2022's `t_p`), when the file has it.
     pub launch_api_us: Option<f64>,
-    /// The row's parameters without the series variable, naming its experiment.
-    pub inputs: RowInputs,
+    /// The model's inputs for this row.
+    pub inputs: Inputs,
     /// File and line.
     pub source: String,
 }
@@ -272,7 +84,7 @@ pub struct Prepared {
 /// rows without a device name take it and rows naming another GPU are left out.
 pub fn prepare(
     measurements: &[Measurement],
-    model: Model,
+    model: ModelId,
     device: Option<&Device>,
 ) -> Result<Prepared> {
     prepare_with(measurements, model, device, None)
@@ -282,7 +94,7 @@ pub fn prepare(
 /// (without one, every row is left out of `trace`).
 pub fn prepare_with(
     measurements: &[Measurement],
-    model: Model,
+    model: ModelId,
     device: Option<&Device>,
     kernel_file: Option<&super::trace_calibration::KernelFileSource>,
 ) -> Result<Prepared> {
@@ -334,7 +146,7 @@ pub fn prepare_with(
             todo.push((i, m));
         }
     }
-    if model.uses_counters() {
+    if model.from_counters() {
         for (i, d) in devices.iter().enumerate() {
             match counters::device_latencies(d) {
                 Ok(l) => {
@@ -349,7 +161,7 @@ pub fn prepare_with(
         }
     }
     let tracer = match (model, kernel_file) {
-        (Model::Trace, Some(src)) => {
+        (ModelId::Trace, Some(src)) => {
             let mut names: Vec<String> = todo
                 .iter()
                 .flat_map(|(_, m)| m.params.keys().cloned())
@@ -367,20 +179,23 @@ pub fn prepare_with(
     let built: Vec<std::result::Result<Row, String>> = todo
         .par_iter()
         .map(|(i, m)| {
-            let inputs = if model == Model::Trace {
+            let inputs = if model == ModelId::Trace {
                 let b = tracer
                     .as_ref()
                     .ok_or("trace needs a PTX kernel file (--kernel-file KERNEL.toml)")?;
-                RowInputs::Trace(Box::new(b.inputs(*i, m)?))
-            } else if model.uses_counters() {
+                Inputs::Trace(Box::new(b.inputs(*i, m)?))
+            } else if model.from_counters() {
                 let lat = lat_cache
                     .get(i)
                     .and_then(|l| l.as_ref())
                     .ok_or_else(|| format!("no latency defaults for {}", devices[*i].name))?;
                 let k = KernelCounters::from_measurement(m).map_err(|e| short_msg(&e))?;
                 let c = counters::inputs(&devices[*i], lat, &k).map_err(|e| short_msg(&e))?;
-                RowInputs::Counters(Box::new(c))
-            } else if model == Model::Puchala {
+                registry::model(model)
+                    .inputs(&Source::Counters(&c), Some(&devices[*i]))
+                    .map_err(|e| short_msg(&e))?
+                    .0
+            } else if model == ModelId::Puchala {
                 let short = m.kernel.split('(').next().unwrap_or(&m.kernel);
                 let kernel = crate::model::puchala::Builtin::parse(short).map_err(|_| {
                     "not a built-in puchala2022 kernel (dwt-matrix, dwt-lattice, mtx-mul-vec)"
@@ -392,7 +207,11 @@ pub fn prepare_with(
                         .filter_map(|(k, v)| v.as_f64().map(|x| (k.to_ascii_lowercase(), x))),
                 );
                 kernel.check_params(&params).map_err(|e| short_msg(&e))?;
-                RowInputs::Puchala { kernel, params }
+                let point = crate::model::puchala::PuchalaInputs::builtin(kernel, params);
+                registry::model(model)
+                    .inputs(&Source::Program(&point), Some(&devices[*i]))
+                    .map_err(|e| short_msg(&e))?
+                    .0
             } else {
                 let num = |names: &[&str]| {
                     names
@@ -404,7 +223,17 @@ pub fn prepare_with(
                 if !(gamma > 0.0 && s >= 0.0) {
                     return Err("lslag needs gamma > 0 and s >= 0".to_string());
                 }
-                RowInputs::Lslag { gamma, s }
+                registry::model(model)
+                    .inputs(
+                        &Source::Lslag {
+                            gamma,
+                            s,
+                            params: None,
+                        },
+                        None,
+                    )
+                    .map_err(|e| short_msg(&e))?
+                    .0
             };
             Ok(Row {
                 device: *i,
@@ -485,155 +314,101 @@ fn series_x(m: &Measurement) -> Option<f64> {
     m.params.values().find_map(|v| v.as_f64())
 }
 
-/// The calibrated roofline: `max(compute / e_c, memory / e_m) + t_launch`, µs, with the same
-/// bounds as `model::roofline::predict` (computed directly: this runs millions of times in a fit).
-pub fn calibrated_roofline_us(
-    device: &Device,
-    i: &crate::model::roofline::RooflineInputs,
-    q: &[f64],
-) -> f64 {
-    let compute_us =
-        device.cycles_to_us(i.flops / crate::model::roofline::peak_fp32_flop_per_cycle(device));
-    let memory_us = i.dram_bytes / (device.memory_bandwidth_gbs * 1e3);
-    (compute_us / q[0]).max(memory_us / q[1]) + q[2]
+/// The free parameters of a model, in the order of parameter vectors.
+pub fn params_of(model: ModelId) -> &'static [ParamSpec] {
+    registry::model(model).params()
 }
 
-/// Applies analytical parameters (DRAM latency scale, departure delay, arithmetic latency scale)
-/// to MWP-CWP inputs; the launch overhead `q[3]` is added to the time by the caller.
-pub fn apply_mwp_cwp(i: &mut crate::workload::analytical::MwpCwpInputs, q: &[f64]) {
-    i.dram_lat *= q[0];
-    i.departure_delay = q[1];
-    i.avg_inst_lat *= q[2];
-}
-
-/// As [`apply_mwp_cwp`] for Hong and Kim's inputs (both departure delays take `q[1]`).
-pub fn apply_hong_kim(i: &mut crate::workload::analytical::HongKimInputs, q: &[f64]) {
-    i.mem_ld *= q[0];
-    i.departure_del_coal = q[1];
-    i.departure_del_uncoal = q[1];
-    i.issue_cycles *= q[2];
-}
-
-/// As [`apply_mwp_cwp`] for wu2019's inputs.
-pub fn apply_wu(i: &mut crate::workload::analytical::WuInputs, q: &[f64]) {
-    i.mem_l_global *= q[0];
-    i.departure_delay = q[1];
-    i.comp_cycles *= q[2];
-}
-
-/// The model's time for a row, µs; `params` in the order of [`param_specs`], `None` for the
-/// uncalibrated model (roofline: the table launch overhead, full efficiency; analytical models:
-/// no launch term). `lslag` has no uncalibrated form.
+/// The model's time for a row, µs; `params` in the order of the model's parameters
+/// (`model::registry::ModelId::params`), `None` for the uncalibrated model. Goes through the
+/// registry, as every prediction does.
 pub fn predict_row(
-    model: Model,
+    model: ModelId,
     device: &Device,
     row: &Row,
     params: Option<&[f64]>,
 ) -> Result<f64> {
-    use crate::model::{hong_kim, mwp_cwp, roofline, wu};
-    let launch = params.map_or(0.0, |q| q.get(3).copied().unwrap_or(0.0));
-    match (&row.inputs, model) {
-        (RowInputs::Counters(c), Model::Roofline) => match params {
-            None => Ok(roofline::predict(device, &c.roofline)?.time_us),
-            Some(q) => Ok(calibrated_roofline_us(device, &c.roofline, q)),
-        },
-        (RowInputs::Counters(c), Model::MwpCwp) => {
-            let mut i = c.mwp_cwp;
-            if let Some(q) = params {
-                apply_mwp_cwp(&mut i, q);
-            }
-            let r = mwp_cwp::predict(&i)?;
-            Ok(device.cycles_to_us(r.t_exec) + launch)
-        }
-        (RowInputs::Counters(c), Model::HongKim) => {
-            let mut i = c.hong_kim;
-            if let Some(q) = params {
-                apply_hong_kim(&mut i, q);
-            }
-            let r = hong_kim::predict(&i)?;
-            Ok(device.cycles_to_us(r.exec_cycles_with_synch) + launch)
-        }
-        (RowInputs::Counters(c), Model::Wu) => {
-            let mut i = c.wu;
-            if let Some(q) = params {
-                apply_wu(&mut i, q);
-            }
-            let r = wu::predict(&i)?;
-            Ok(device.cycles_to_us(r.exec_cycles_sm) + r.transfer_us + launch)
-        }
-        (RowInputs::Puchala { kernel, params: point }, Model::Puchala) => {
-            let (t_p, t_m, scale) = match params {
-                Some(q) => (q[0], q[1], q[2]),
-                None => {
-                    let (t_p, t_m) = crate::model::puchala::paper::profile_params(device, *kernel)?;
-                    (t_p, t_m, 1.0)
-                }
-            };
-            let mut spec = kernel.spec();
-            apply_puchala_memory_scale(&mut spec, scale);
-            let req = crate::model::puchala::Request {
-                kernel: &spec,
-                params: point,
-                launch: None,
-                t_p_us: t_p,
-                t_m_cycles: t_m,
-            };
-            Ok(crate::model::puchala::predict(device, &req)?.time_us)
-        }
-        (RowInputs::Trace(t), Model::Trace) => {
-            super::trace_calibration::trace_time_us(device, t, params)
-        }
-        (RowInputs::Lslag { gamma, s }, Model::Lslag) => match params {
-            Some(q) => Ok((q[0] / gamma + q[1]) * s),
-            None => Err(Error::missing(
-                "--calibration",
-                "lslag has no uncalibrated form: give a calibration (alpha, beta) from `kerneltime calibrate --model lslag`",
-            )),
-        },
-        _ => Err(Error::invalid(
-            "--model",
-            format!("{} cannot run on this row's inputs", model.name()),
-        )),
-    }
+    registry::model(model).time_us(Some(device), &row.inputs, params)
 }
 
-/// Applies the puchala2022 memory-duration scale (parameter `memory_scale`, `q[2]`) to a kernel;
-/// `t_p` and `t_m` (`q[0]`, `q[1]`) go to the request as they are. Shared by calibrated
-/// predictions and the sweep's prepared evaluators.
-pub fn apply_puchala_memory_scale(spec: &mut crate::model::puchala::KernelSpec, scale: f64) {
-    scale_memory(&mut spec.program.ops, scale);
+/// A calibration file as it is applied: its parameters with the name and origin notes and
+/// errors show (a sweep's calibration axis, `predict --calibration`).
+#[derive(Debug, Clone)]
+pub struct CalibrationFile {
+    /// Shown in the `calibration` column (the file stem).
+    pub name: String,
+    /// Names the file in errors and notes.
+    pub origin: String,
+    pub calibration: Calibration,
 }
 
-/// The roofline's full prediction, uncalibrated (`None`: `model::roofline::predict`) or with
-/// calibrated parameters (the time of [`calibrated_roofline_us`], the uncalibrated breakdown).
-pub fn roofline_prediction(
-    device: &Device,
-    i: &crate::model::roofline::RooflineInputs,
-    params: Option<&[f64]>,
-) -> Result<crate::model::Prediction> {
-    let base = crate::model::roofline::predict(device, i)?;
-    let Some(q) = params else {
-        return Ok(base);
-    };
-    let mut p = crate::model::Prediction::new(
-        "roofline",
-        &device.name,
-        calibrated_roofline_us(device, i, q),
-    );
-    p.breakdown = base.breakdown;
-    Ok(p)
-}
-
-/// Multiplies every load and store duration of a program by `scale` (puchala2022's memory
-/// durations, calibrated together).
-fn scale_memory(ops: &mut [crate::workload::program::Op], scale: f64) {
-    use crate::workload::program::Op;
-    for op in ops {
-        match op {
-            Op::Load(d) | Op::Store(d) => *d *= scale,
-            Op::Calc(_) => {}
-            Op::Repeat { ops, .. } => scale_memory(ops, scale),
+impl CalibrationFile {
+    /// The parameter vector for `model` on a device and kernel, with the note that names them,
+    /// or an error of one sentence (wrong model, no device, device or kernel not covered).
+    pub fn params_for(
+        &self,
+        model: ModelId,
+        device: Option<&Device>,
+        kernel: &str,
+    ) -> Result<(Vec<f64>, String)> {
+        let cal = &self.calibration;
+        if cal.model != model {
+            return Err(Error::invalid(
+                "calibration",
+                format!("{} calibrates {}, not {model}", self.origin, cal.model),
+            ));
         }
+        let device = device.ok_or_else(|| {
+            Error::missing(
+                "device",
+                format!(
+                    "the calibration {} is per device: give `device` to run it on",
+                    self.origin
+                ),
+            )
+        })?;
+        let q = cal.params_for(device, kernel).ok_or_else(|| {
+            let kernels: Vec<&str> = cal
+                .groups
+                .iter()
+                .filter(|g| g.device == device.name || device.answers_to(&g.device))
+                .filter_map(|g| g.kernel.as_deref())
+                .collect();
+            if kernel.is_empty() && !kernels.is_empty() {
+                return Error::missing(
+                    "kernel",
+                    format!(
+                        "{} is calibrated per kernel on {}; name one of: {}",
+                        self.origin,
+                        device.name,
+                        kernels.join(", ")
+                    ),
+                );
+            }
+            let covered: Vec<String> = cal
+                .groups
+                .iter()
+                .map(|g| match &g.kernel {
+                    Some(k) => format!("{} ({k})", g.device),
+                    None => g.device.clone(),
+                })
+                .collect();
+            Error::invalid(
+                "calibration",
+                format!(
+                    "{} has no parameters for device `{}` and kernel `{kernel}`; it covers: {}",
+                    self.origin,
+                    device.name,
+                    covered.join(", ")
+                ),
+            )
+        })?;
+        let note = format!(
+            "calibrated with {}: {}",
+            self.origin,
+            registry::named_params(cal.model, &q)
+        );
+        Ok((q, note))
     }
 }
 
@@ -711,7 +486,7 @@ pub struct GroupCalibration {
 /// A calibration file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Calibration {
-    pub model: Model,
+    pub model: ModelId,
     pub scope: Scope,
     /// The measurement file(s) it was fitted to.
     pub measurements: String,
@@ -736,7 +511,7 @@ impl Calibration {
     /// Reads a calibration file's text; `origin` names it in errors.
     pub fn from_toml(text: &str, origin: &str) -> Result<Self> {
         let c: Calibration = toml::from_str(text).map_err(|e| Error::file(origin, e.message()))?;
-        let specs = param_specs(c.model);
+        let specs = params_of(c.model);
         for g in &c.groups {
             for s in specs {
                 if !g.params.contains_key(s.name) {
@@ -772,7 +547,7 @@ impl Calibration {
                     .find(|g| g.kernel.is_none())
             })?;
         Some(
-            param_specs(self.model)
+            params_of(self.model)
                 .iter()
                 .map(|s| g.params[s.name])
                 .collect(),
@@ -788,7 +563,7 @@ impl Calibration {
 }
 
 /// Relative errors of a model with parameters on some rows; a failed prediction is an error of 1.
-fn relative_errors(model: Model, devices: &[Device], rows: &[&Row], q: &[f64]) -> Vec<f64> {
+fn relative_errors(model: ModelId, devices: &[Device], rows: &[&Row], q: &[f64]) -> Vec<f64> {
     rows.iter()
         .map(
             |r| match predict_row(model, &devices[r.device], r, Some(q)) {
@@ -800,41 +575,41 @@ fn relative_errors(model: Model, devices: &[Device], rows: &[&Row], q: &[f64]) -
 }
 
 /// Fits one group's parameters.
-pub fn fit_rows(model: Model, devices: &[Device], rows: &[&Row]) -> Result<Vec<f64>> {
+pub fn fit_rows(model: ModelId, devices: &[Device], rows: &[&Row]) -> Result<Vec<f64>> {
     fit_rows_from(model, devices, rows, None)
 }
 
 /// As [`fit_rows`], also trying `extra_start` (the bootstrap starts from the group's estimate,
 /// so that a resample lands in the same basin rather than in another local minimum).
 pub fn fit_rows_from(
-    model: Model,
+    model: ModelId,
     devices: &[Device],
     rows: &[&Row],
     extra_start: Option<&[f64]>,
 ) -> Result<Vec<f64>> {
-    let specs = param_specs(model);
+    let specs = params_of(model);
     if rows.is_empty() {
         return Err(Error::invalid("measurements", "no rows to fit"));
     }
-    if model == Model::Lslag {
+    if model == ModelId::Lslag {
         // Linear: t/t_meas = alpha * (s / gamma) / t_meas + beta * s / t_meas, NNLS on 1.
         let mut a = super::Matrix::zeros(rows.len(), 2);
         let b = vec![1.0; rows.len()];
         for (i, r) in rows.iter().enumerate() {
-            if let RowInputs::Lslag { gamma, s } = r.inputs {
+            if let Inputs::Lslag(crate::model::lslag::LslagInputs { gamma, s, .. }) = r.inputs {
                 a.set(i, 0, s / gamma / r.measured_us);
                 a.set(i, 1, s / r.measured_us);
             }
         }
         return Ok(super::nnls::nnls(&a, &b)?.x);
     }
-    if model == Model::Trace {
+    if model == ModelId::Trace {
         return fit_trace(devices, rows, extra_start);
     }
     let mut lower: Vec<f64> = specs.iter().map(|s| s.lower).collect();
     let mut upper: Vec<f64> = specs.iter().map(|s| s.upper).collect();
     let mut first_start = specs.iter().map(|s| s.start).collect::<Vec<f64>>();
-    if model == Model::Puchala {
+    if model == ModelId::Puchala {
         // puchala2022 section 5.3: t_p is the median launch API time when the data has it.
         let mut api: Vec<f64> = rows.iter().filter_map(|r| r.launch_api_us).collect();
         if !api.is_empty() {
@@ -879,13 +654,13 @@ pub fn fit_rows_from(
 /// simulated time is piecewise linear in the latencies, with kinks where a resource changes
 /// hands, so a single start can stop on a kink).
 fn fit_trace(devices: &[Device], rows: &[&Row], extra_start: Option<&[f64]>) -> Result<Vec<f64>> {
-    let specs = param_specs(Model::Trace);
+    let specs = params_of(ModelId::Trace);
     let (o_lo, o_hi) = (specs[2].lower, specs[2].upper);
     let simulate = |q: &[f64]| -> Vec<Option<f64>> {
         rows.iter()
             .map(|r| {
                 predict_row(
-                    Model::Trace,
+                    ModelId::Trace,
                     &devices[r.device],
                     r,
                     Some(&[q[0], q[1], 0.0]),
@@ -976,7 +751,7 @@ fn sample<'a>(rows: &[&'a Row], max: usize, rng: &mut SplitMix64) -> Vec<&'a Row
 
 /// Calibrates every group of `prepared`.
 pub fn calibrate(
-    model: Model,
+    model: ModelId,
     prepared: &Prepared,
     options: &CalibrateOptions,
     source: &str,
@@ -986,7 +761,7 @@ pub fn calibrate(
 
 /// As [`calibrate`]; `progress(done, total)` is called as each group's fit finishes.
 pub fn calibrate_with_progress(
-    model: Model,
+    model: ModelId,
     prepared: &Prepared,
     options: &CalibrateOptions,
     source: &str,
@@ -1010,7 +785,7 @@ pub fn calibrate_with_progress(
             ),
         ));
     }
-    let specs = param_specs(model);
+    let specs = params_of(model);
     let devices = &prepared.devices;
     let keys: Vec<_> = groups.keys().cloned().collect();
     let done = std::sync::atomic::AtomicUsize::new(0);
@@ -1211,7 +986,7 @@ mod tests {
             .collect()
     }
 
-    fn with_model_times(model: Model, truth: &[f64], ms: &mut [Measurement]) -> Prepared {
+    fn with_model_times(model: ModelId, truth: &[f64], ms: &mut [Measurement]) -> Prepared {
         let p = prepare(ms, model, None).unwrap();
         for (r, m) in p.rows.iter().zip(ms.iter_mut()) {
             m.time_us = predict_row(model, &p.devices[r.device], r, Some(truth)).unwrap();
@@ -1223,7 +998,7 @@ mod tests {
     fn roofline_calibration_recovers_its_own_parameters() {
         let truth = [0.35, 0.8, 4.2];
         let mut ms = synthetic_rows(96);
-        let p = with_model_times(Model::Roofline, &truth, &mut ms);
+        let p = with_model_times(ModelId::Roofline, &truth, &mut ms);
         assert_eq!(p.rows.len(), 96);
         let opts = CalibrateOptions {
             scope: Scope::Device,
@@ -1231,10 +1006,10 @@ mod tests {
             bootstrap: 3,
             ..CalibrateOptions::default()
         };
-        let c = calibrate(Model::Roofline, &p, &opts, "synthetic").unwrap();
+        let c = calibrate(ModelId::Roofline, &p, &opts, "synthetic").unwrap();
         assert_eq!(c.groups.len(), 1);
         let g = &c.groups[0];
-        for (s, t) in param_specs(Model::Roofline).iter().zip(truth) {
+        for (s, t) in params_of(ModelId::Roofline).iter().zip(truth) {
             assert!(
                 (g.params[s.name] - t).abs() < 1e-6,
                 "{}: {} vs {t}",
@@ -1258,14 +1033,14 @@ mod tests {
         // Latency-bound rows: the departure delay and latency scale both matter.
         let truth = [1.7, 6.0, 0.8, 2.5];
         let mut ms = synthetic_rows(48);
-        let p = with_model_times(Model::Wu, &truth, &mut ms);
+        let p = with_model_times(ModelId::Wu, &truth, &mut ms);
         let opts = CalibrateOptions {
             scope: Scope::Device,
             folds: 0,
             bootstrap: 0,
             ..CalibrateOptions::default()
         };
-        let c = calibrate(Model::Wu, &p, &opts, "synthetic").unwrap();
+        let c = calibrate(ModelId::Wu, &p, &opts, "synthetic").unwrap();
         let g = &c.groups[0];
         assert!(g.mape_train < 1e-6, "{g:?}");
         assert!(g.mape_cv.is_none());
@@ -1289,9 +1064,9 @@ mod tests {
                 ms.push(m);
             }
         }
-        let p = prepare(&ms, Model::Lslag, None).unwrap();
+        let p = prepare(&ms, ModelId::Lslag, None).unwrap();
         let c = calibrate(
-            Model::Lslag,
+            ModelId::Lslag,
             &p,
             &CalibrateOptions {
                 bootstrap: 5,
@@ -1318,10 +1093,11 @@ mod tests {
                 ms.push(m);
             }
         }
-        let p = prepare(&ms, Model::Puchala, None).unwrap();
+        let p = prepare(&ms, ModelId::Puchala, None).unwrap();
         assert_eq!(p.rows.len(), ms.len(), "{:?}", p.skipped);
         for (r, m) in p.rows.iter().zip(ms.iter_mut()) {
-            m.time_us = predict_row(Model::Puchala, &p.devices[r.device], r, Some(truth)).unwrap();
+            m.time_us =
+                predict_row(ModelId::Puchala, &p.devices[r.device], r, Some(truth)).unwrap();
         }
         ms
     }
@@ -1330,15 +1106,15 @@ mod tests {
     fn puchala_calibration_recovers_t_p_t_m_and_memory_scale() {
         let truth = [6.5, 23.0, 1.4];
         let ms = puchala_rows(&truth, None);
-        let p = prepare(&ms, Model::Puchala, None).unwrap();
+        let p = prepare(&ms, ModelId::Puchala, None).unwrap();
         let opts = CalibrateOptions {
             scope: Scope::Kernel,
             folds: 0,
             bootstrap: 0,
             ..Default::default()
         };
-        let g = &calibrate(Model::Puchala, &p, &opts, "p").unwrap().groups[0];
-        for (s, t) in param_specs(Model::Puchala).iter().zip(truth) {
+        let g = &calibrate(ModelId::Puchala, &p, &opts, "p").unwrap().groups[0];
+        for (s, t) in params_of(ModelId::Puchala).iter().zip(truth) {
             assert!(
                 (g.params[s.name] - t).abs() < 1e-6,
                 "{}: {} vs {t}",
@@ -1348,19 +1124,19 @@ mod tests {
         }
         // With launch API times in the data, t_p is their median and is not fitted.
         let ms = puchala_rows(&truth, Some(6.5));
-        let p = prepare(&ms, Model::Puchala, None).unwrap();
-        let g = &calibrate(Model::Puchala, &p, &opts, "p").unwrap().groups[0];
+        let p = prepare(&ms, ModelId::Puchala, None).unwrap();
+        let g = &calibrate(ModelId::Puchala, &p, &opts, "p").unwrap().groups[0];
         assert_eq!(g.params["t_p_us"], 6.5);
         assert!((g.params["t_m_cycles"] - 23.0).abs() < 1e-6, "{g:?}");
     }
 
     #[test]
     fn unknown_models_and_missing_rows() {
-        assert_eq!(Model::parse("puchala").unwrap(), Model::Puchala);
-        assert!(Model::parse("nope").is_err());
+        assert_eq!("puchala".parse::<ModelId>().unwrap(), ModelId::Puchala);
+        assert!("nope".parse::<ModelId>().is_err());
         let ms = vec![Measurement::new("k", 1.0, "f", 2)];
-        let p = prepare(&ms, Model::Roofline, None).unwrap();
+        let p = prepare(&ms, ModelId::Roofline, None).unwrap();
         assert!(p.rows.is_empty());
-        assert!(calibrate(Model::Roofline, &p, &CalibrateOptions::default(), "f").is_err());
+        assert!(calibrate(ModelId::Roofline, &p, &CalibrateOptions::default(), "f").is_err());
     }
 }

@@ -17,57 +17,10 @@ use std::sync::{Arc, Mutex, OnceLock};
 use super::measurements::{Dim3, Measurement};
 use crate::device::latencies::Resolved as LatencyTable;
 use crate::device::Device;
-use crate::emulate::{Emulation, LaunchDims};
-use crate::error::Result;
+use crate::emulate::Emulation;
 use crate::explore::trace_cell::LoadedKernelFile;
-use crate::model::trace_sim::{self, KernelResources};
+use crate::model::trace_sim::TraceInputs;
 use crate::workload::params::ParamValues;
-
-/// What the trace model needs about one measured launch.
-#[derive(Clone)]
-pub struct TraceInputs {
-    pub launch: LaunchDims,
-    /// The representative block's emulation (shared by the rows of one launch).
-    pub emulation: Arc<Emulation>,
-    pub resources: KernelResources,
-    pub latencies: Arc<LatencyTable>,
-}
-
-impl PartialEq for TraceInputs {
-    fn eq(&self, other: &Self) -> bool {
-        self.launch == other.launch
-            && Arc::ptr_eq(&self.emulation, &other.emulation)
-            && self.resources == other.resources
-            && self.latencies == other.latencies
-    }
-}
-
-impl std::fmt::Debug for TraceInputs {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TraceInputs")
-            .field("launch", &self.launch)
-            .field("entry", &self.emulation.entry)
-            .field("resources", &self.resources)
-            .finish()
-    }
-}
-
-/// The trace model's time for a launch, µs: uncalibrated (`None`), or with
-/// `[dram_latency_scale, l2_latency_scale, launch_overhead_us]`.
-pub fn trace_time_us(device: &Device, t: &TraceInputs, params: Option<&[f64]>) -> Result<f64> {
-    match params {
-        None => Ok(
-            trace_sim::run_on(device, t.launch, &t.emulation, t.resources, &t.latencies)?.time_us,
-        ),
-        Some(q) => {
-            let mut lat = (*t.latencies).clone();
-            lat.values.dram *= q[0];
-            lat.values.l2_hit *= q[1];
-            let r = trace_sim::run_on(device, t.launch, &t.emulation, t.resources, &lat)?;
-            Ok(r.time_us + q[2])
-        }
-    }
-}
 
 /// A PTX kernel file's text and where it came from (relative paths inside resolve against it).
 #[derive(Debug, Clone)]
@@ -183,6 +136,7 @@ impl TraceRowBuilder {
             emulation: em,
             resources: file.resources(),
             latencies: lat.clone(),
+            simulated: None,
         })
     }
 
@@ -196,8 +150,9 @@ impl TraceRowBuilder {
 mod tests {
     use super::*;
     use crate::fit::calibrate::{
-        calibrate, param_specs, predict_row, prepare_with, CalibrateOptions, Model, Scope,
+        calibrate, params_of, predict_row, prepare_with, CalibrateOptions, Scope,
     };
+    use crate::model::{Inputs, ModelId};
 
     fn source() -> KernelFileSource {
         let origin = concat!(
@@ -234,31 +189,28 @@ mod tests {
         let mut other = ms[0].clone();
         other.kernel = "vector_add".into();
         ms.push(other);
-        let p = prepare_with(&ms, Model::Trace, None, Some(&src)).unwrap();
+        let p = prepare_with(&ms, ModelId::Trace, None, Some(&src)).unwrap();
         assert_eq!(p.rows.len(), 16, "{:?}", p.skipped);
         assert_eq!(p.skipped.values().sum::<usize>(), 1);
         let (a, b) = match (&p.rows[0].inputs, &p.rows[15].inputs) {
-            (
-                crate::fit::calibrate::RowInputs::Trace(a),
-                crate::fit::calibrate::RowInputs::Trace(b),
-            ) => (a, b),
+            (Inputs::Trace(a), Inputs::Trace(b)) => (a, b),
             _ => panic!("trace rows"),
         };
         assert!(Arc::ptr_eq(&a.emulation, &b.emulation));
         // Unit parameters and no overhead: the uncalibrated model exactly.
         let d = &p.devices[0];
-        let t0 = predict_row(Model::Trace, d, &p.rows[3], None).unwrap();
-        let t1 = predict_row(Model::Trace, d, &p.rows[3], Some(&[1.0, 1.0, 0.0])).unwrap();
+        let t0 = predict_row(ModelId::Trace, d, &p.rows[3], None).unwrap();
+        let t1 = predict_row(ModelId::Trace, d, &p.rows[3], Some(&[1.0, 1.0, 0.0])).unwrap();
         assert_eq!(t0, t1);
         // The overhead is added as it is.
-        let t2 = predict_row(Model::Trace, d, &p.rows[3], Some(&[1.0, 1.0, 2.5])).unwrap();
+        let t2 = predict_row(ModelId::Trace, d, &p.rows[3], Some(&[1.0, 1.0, 2.5])).unwrap();
         assert!((t2 - t0 - 2.5).abs() < 1e-9);
         // A longer DRAM latency never makes the kernel faster.
-        let t3 = predict_row(Model::Trace, d, &p.rows[12], Some(&[3.0, 1.0, 0.0])).unwrap();
-        let t4 = predict_row(Model::Trace, d, &p.rows[12], None).unwrap();
+        let t3 = predict_row(ModelId::Trace, d, &p.rows[12], Some(&[3.0, 1.0, 0.0])).unwrap();
+        let t4 = predict_row(ModelId::Trace, d, &p.rows[12], None).unwrap();
         assert!(t3 > t4, "{t3} vs {t4}");
         // Without a kernel file every row is left out, with the reason.
-        let none = prepare_with(&ms, Model::Trace, None, None).unwrap();
+        let none = prepare_with(&ms, ModelId::Trace, None, None).unwrap();
         assert!(none.rows.is_empty());
         assert!(none.skipped.keys().any(|k| k.contains("--kernel-file")));
     }
@@ -268,26 +220,26 @@ mod tests {
         let src = source();
         let truth = [1.6, 0.7, 4.0];
         let mut ms = rows();
-        let p = prepare_with(&ms, Model::Trace, None, Some(&src)).unwrap();
+        let p = prepare_with(&ms, ModelId::Trace, None, Some(&src)).unwrap();
         assert_eq!(p.rows.len(), ms.len(), "{:?}", p.skipped);
         for (r, m) in p.rows.iter().zip(ms.iter_mut()) {
-            m.time_us = predict_row(Model::Trace, &p.devices[r.device], r, Some(&truth)).unwrap();
+            m.time_us = predict_row(ModelId::Trace, &p.devices[r.device], r, Some(&truth)).unwrap();
         }
-        let p = prepare_with(&ms, Model::Trace, None, Some(&src)).unwrap();
+        let p = prepare_with(&ms, ModelId::Trace, None, Some(&src)).unwrap();
         let opts = CalibrateOptions {
             scope: Scope::Kernel,
             folds: 3,
             bootstrap: 0,
             ..CalibrateOptions::default()
         };
-        let c = calibrate(Model::Trace, &p, &opts, "synthetic").unwrap();
+        let c = calibrate(ModelId::Trace, &p, &opts, "synthetic").unwrap();
         let g = &c.groups[0];
-        for (s, t) in param_specs(Model::Trace).iter().zip(truth) {
+        for (s, t) in params_of(ModelId::Trace).iter().zip(truth) {
             eprintln!("{} = {} (truth {t})", s.name, g.params[s.name]);
         }
         eprintln!("train {} cv {:?}", g.mape_train, g.mape_cv);
         // The DRAM latency scale and the launch overhead are identified by these rows.
-        let q: Vec<f64> = param_specs(Model::Trace)
+        let q: Vec<f64> = params_of(ModelId::Trace)
             .iter()
             .map(|s| g.params[s.name])
             .collect();
@@ -296,7 +248,7 @@ mod tests {
         // The L2 latency is hidden on dwt_matrix (its L2 hits overlap other work), so only
         // the times it produces are checked: equal to the truth's on every row.
         for r in &p.rows {
-            let a = predict_row(Model::Trace, &p.devices[0], r, Some(&q)).unwrap();
+            let a = predict_row(ModelId::Trace, &p.devices[0], r, Some(&q)).unwrap();
             assert!(
                 (a / r.measured_us - 1.0).abs() < 1e-9,
                 "{a} vs {}",
