@@ -9,6 +9,7 @@ mod analyze;
 mod devices;
 mod evaluate;
 mod explore;
+mod flags;
 mod lslag;
 mod measurements;
 mod occupancy;
@@ -80,72 +81,20 @@ pub enum Command {
 
 /// Parses the process arguments and runs the command.
 pub fn main() -> Result<()> {
-    let cli = Cli::parse();
-    run(cli)
+    use clap::{CommandFactory, FromArgMatches};
+    let matches = Cli::command().get_matches();
+    let command_flags = flags::of_subcommand(&Cli::command(), &matches);
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(e) => e.exit(),
+    };
+    run(cli, &command_flags)
 }
 
-/// The command-line flag of each library input name that has one: library errors name fields
-/// (`grid`, `args`), the user typed flags (`--grid`, `--arg`).
-const FLAG_OF_FIELD: &[(&str, &str)] = &[
-    ("args", "--arg"),
-    ("block", "--block"),
-    ("blocks", "--blocks"),
-    ("calibration", "--calibration"),
-    ("device", "--device"),
-    ("entry", "--entry"),
-    ("gamma", "--gamma"),
-    ("grid", "--grid"),
-    ("kernel", "--kernel"),
-    ("model", "--model"),
-    ("ptx", "--ptx"),
-    ("s", "--s"),
-    ("t_m_cycles", "--t-m"),
-    ("t_p_us", "--t-p"),
-    ("threads_per_block", "--threads-per-block"),
-];
-
-/// Inputs a library message may name in backticks, and what the command line says instead.
-const FLAGS_IN_MESSAGES: &[(&str, &str)] = &[
-    ("args", "--arg"),
-    ("blocks", "--blocks"),
-    ("device", "--device"),
-    ("t_m_cycles", "--t-m CYCLES"),
-    ("t_p_us", "--t-p US"),
-    ("threads_per_block", "--threads-per-block"),
-];
-
-/// Renames the input an error names to the flag that gives it on the command line (and the
-/// few inputs its message names in backticks).
-fn name_flags(err: Error) -> Error {
-    let flag_of = |name: &str| {
-        FLAG_OF_FIELD
-            .iter()
-            .find(|(f, _)| *f == name)
-            .map(|(_, flag)| *flag)
-    };
-    let flag = |name: String| flag_of(&name).map_or(name, str::to_string);
-    let text = |mut message: String| {
-        for (field, flag) in FLAGS_IN_MESSAGES {
-            message = message.replace(&format!("`{field}`"), flag);
-        }
-        message
-    };
-    match err {
-        Error::InvalidInput { name, message } => Error::InvalidInput {
-            name: flag(name),
-            message: text(message),
-        },
-        Error::MissingInput { name, message } => Error::MissingInput {
-            name: flag(name),
-            message: text(message),
-        },
-        other => other,
-    }
-}
-
-/// Runs a parsed command line.
-pub fn run(cli: Cli) -> Result<()> {
-    dispatch(cli).map_err(name_flags)
+/// Runs a parsed command line; errors name the flags of `command_flags` (the long flags of the
+/// subcommand that ran) where the library named an input.
+pub fn run(cli: Cli, command_flags: &std::collections::BTreeSet<String>) -> Result<()> {
+    dispatch(cli).map_err(|e| flags::rename(e, command_flags))
 }
 
 fn dispatch(cli: Cli) -> Result<()> {

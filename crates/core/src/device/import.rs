@@ -170,9 +170,9 @@ pub fn to_device_toml(
         .or_else(|| report.name.clone())
         .ok_or_else(|| {
             Error::missing(
-                "--name",
+                "name",
                 format!(
-                    "{origin} has no `Device 0: \"NAME\"` line; give the device a name with --name"
+                    "{origin} has no `Device 0: \"NAME\"` line; give the device a name with `name`"
                 ),
             )
         })?;

@@ -9,7 +9,8 @@
 //! [`Prediction`] with breakdown and notes for the few points a report shows. Both go through the
 //! same model functions, so they agree (tests check it).
 //!
-//! Adding a model is one entry in [`MODELS`] and one `prepare_*` function.
+//! A model is swept fast when it has an entry in [`MODELS`] with its `prepare_*` function (the
+//! models themselves are defined once, in `model::registry`).
 //!
 //! Calibrations (issue 8, `kerneltime calibrate`) are one more axis of cells: `prepare` gets the
 //! calibration file of its cell (or none) and applies its parameters once, with the same
@@ -126,7 +127,7 @@ pub struct Prepared {
 
 /// One registry line.
 pub struct ModelEntry {
-    pub name: &'static str,
+    pub id: ModelId,
     /// What workload it takes, for `--help` and errors.
     pub takes: &'static str,
     pub prepare: fn(&Context<'_>) -> Result<Prepared>,
@@ -135,54 +136,66 @@ pub struct ModelEntry {
 /// Every model a sweep can run. The trace model (issue 7) is one more line here.
 pub const MODELS: &[ModelEntry] = &[
     ModelEntry {
-        name: "roofline",
+        id: ModelId::Roofline,
         takes:
-            "--inputs (a TOML file with `flops` and `dram_bytes`, optional `launch_overhead_us`)",
+            "`inputs` (a TOML file with `flops` and `dram_bytes`, optional `launch_overhead_us`)",
         prepare: prepare_roofline,
     },
     ModelEntry {
-        name: "wu",
-        takes: "--inputs (wu2019 analytical inputs file)",
+        id: ModelId::Wu,
+        takes: "`inputs` (wu2019 analytical inputs file)",
         prepare: prepare_analytical::<WuInputs>,
     },
     ModelEntry {
-        name: "mwp-cwp",
-        takes: "--inputs (parra2016 MWP-CWP inputs file)",
+        id: ModelId::MwpCwp,
+        takes: "`inputs` (parra2016 MWP-CWP inputs file)",
         prepare: prepare_analytical::<MwpCwpInputs>,
     },
     ModelEntry {
-        name: "hong-kim",
-        takes: "--inputs (Hong and Kim 2009 inputs file)",
+        id: ModelId::HongKim,
+        takes: "`inputs` (Hong and Kim 2009 inputs file)",
         prepare: prepare_analytical::<HongKimInputs>,
     },
     ModelEntry {
-        name: "puchala",
-        takes: "--kernel (a built-in such as dwt-lattice, or a kernel program file)",
+        id: ModelId::Puchala,
+        takes: "`kernel` (a built-in such as dwt-lattice, or a kernel program file)",
         prepare: prepare_puchala,
     },
     ModelEntry {
-        name: "trace",
-        takes: "--inputs trace=KERNEL.toml (a PTX kernel file: ptx, entry, grid, block, args)",
+        id: ModelId::Trace,
+        takes: "`inputs` trace=KERNEL.toml (a PTX kernel file: ptx, entry, grid, block, args)",
         prepare: super::trace_cell::prepare_trace,
     },
 ];
 
-/// The registry line of a model, or an error listing the models.
+impl ModelEntry {
+    /// The model's name.
+    pub fn name(&self) -> &'static str {
+        self.id.name()
+    }
+}
+
+/// The sweep's line of a model (by its registry name), or an error listing the models a sweep
+/// can run.
 pub fn find(name: &str) -> Result<&'static ModelEntry> {
-    MODELS.iter().find(|m| m.name == name).ok_or_else(|| {
-        Error::invalid(
-            "--model",
-            format!(
-                "unknown model `{name}`; a sweep can run: {}",
-                MODELS.iter().map(|m| m.name).collect::<Vec<_>>().join(", ")
-            ),
-        )
-    })
+    let id = name.parse::<ModelId>().ok();
+    MODELS
+        .iter()
+        .find(|m| Some(m.id) == id)
+        .ok_or_else(|| {
+            Error::invalid(
+                "model",
+                format!(
+                    "unknown model `{name}`; a sweep can run: {}",
+                    MODELS.iter().map(|m| m.name()).collect::<Vec<_>>().join(", ")
+                ),
+            )
+        })
 }
 
 /// Which models take which kind of workload.
 pub fn takes_kernels(model: &str) -> bool {
-    model == "puchala"
+    model == ModelId::Puchala.name()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -388,9 +401,9 @@ fn prepare_analytical<T: Analytical>(cx: &Context<'_>) -> Result<Prepared> {
         Workload::Inputs { text, origin, .. } => (text, origin),
         Workload::Kernel(k) => {
             return Err(Error::invalid(
-                "--model",
+                "model",
                 format!(
-                    "model {} reads an analytical inputs file (--inputs), not the kernel `{}`",
+                    "model {} reads an analytical inputs file (`inputs`), not the kernel `{}`",
                     T::MODEL,
                     k.name
                 ),
@@ -544,9 +557,9 @@ fn prepare_roofline(cx: &Context<'_>) -> Result<Prepared> {
         Workload::Inputs { text, origin, .. } => (text, origin),
         Workload::Kernel(k) => {
             return Err(Error::invalid(
-                "--model",
+                "model",
                 format!(
-                    "model roofline reads an inputs file with `flops` and `dram_bytes` (--inputs), not the kernel `{}`",
+                    "model roofline reads an inputs file with `flops` and `dram_bytes` (`inputs`), not the kernel `{}`",
                     k.name
                 ),
             ))
@@ -554,8 +567,8 @@ fn prepare_roofline(cx: &Context<'_>) -> Result<Prepared> {
     };
     let device = cx.device.cloned().ok_or_else(|| {
         Error::missing(
-            "--device",
-            "model roofline needs a device (--device NAME or a filter) for its peaks",
+            "device",
+            "model roofline needs a device (`device` NAME or a filter) for its peaks",
         )
     })?;
     let (setters, uses, text) = swept_fields(cx, ROOFLINE_FIELDS, &[], text, origin)?;
@@ -615,10 +628,10 @@ impl PuchalaEvaluator {
         };
         let blocks = crate::workload::params::whole(values[b])
             .and_then(|v| u64::try_from(v).ok())
-            .ok_or_else(|| Error::invalid("--param blocks", "must be a whole number"))?;
+            .ok_or_else(|| Error::invalid("param blocks", "must be a whole number"))?;
         let threads = crate::workload::params::whole(values[t])
             .and_then(|v| u32::try_from(v).ok())
-            .ok_or_else(|| Error::invalid("--param threads_per_block", "must be a whole number"))?;
+            .ok_or_else(|| Error::invalid("param threads_per_block", "must be a whole number"))?;
         Ok(Some((blocks, threads)))
     }
 }
@@ -643,7 +656,7 @@ impl Evaluator for PuchalaEvaluator {
             None => {
                 let threads = self.kernel.launch.threads.as_ref().ok_or_else(|| {
                     Error::missing(
-                        "--param blocks",
+                        "param blocks",
                         "the kernel does not say how many threads it launches",
                     )
                 })?;
@@ -684,17 +697,17 @@ fn prepare_puchala(cx: &Context<'_>) -> Result<Prepared> {
         Workload::Kernel(k) => k.clone(),
         Workload::Inputs { origin, .. } => {
             return Err(Error::invalid(
-                "--model",
+                "model",
                 format!(
-                "model puchala runs a kernel (--kernel NAME or FILE), not the inputs file {origin}"
+                "model puchala runs a kernel (`kernel` NAME or FILE), not the inputs file {origin}"
             ),
             ))
         }
     };
     let device = cx.device.cloned().ok_or_else(|| {
         Error::missing(
-            "--device",
-            "model puchala needs a device (--device NAME or a filter)",
+            "device",
+            "model puchala needs a device (`device` NAME or a filter)",
         )
     })?;
     let profile = kernel.builtin.and_then(|b| device.puchala.get(b.name()));
@@ -727,7 +740,7 @@ fn prepare_puchala(cx: &Context<'_>) -> Result<Prepared> {
             notes.push(note);
             if cx.t_p_us.is_some() || cx.t_m_cycles.is_some() {
                 notes.push(format!(
-                    "t_p and t_m from {} (the calibration), not --t-p/--t-m",
+                    "t_p and t_m from {} (the calibration), not `t_p_us`/`t_m_cycles`",
                     cal.origin
                 ));
             }
@@ -749,7 +762,7 @@ fn prepare_puchala(cx: &Context<'_>) -> Result<Prepared> {
         (None, None) => None,
         _ => {
             return Err(Error::invalid(
-                "--param",
+                "param",
                 "model puchala needs both `blocks` and `threads_per_block` to fix the launch (or neither, for Algorithm 3)",
             ))
         }

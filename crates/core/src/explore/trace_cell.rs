@@ -1,7 +1,7 @@
 //! The `trace` model (wang2019) in sweeps: a *PTX kernel file* names a kernel and says how its
 //! launch and arguments follow from the swept parameters; each point is emulated and simulated.
 //!
-//! A PTX kernel file is TOML, given as `--inputs trace=FILE.toml` (or `inputs = ["trace=..."]`
+//! A PTX kernel file is TOML, given as ``inputs` trace=FILE.toml` (or `inputs = ["trace=..."]`
 //! in a space file):
 //!
 //! ```toml
@@ -278,9 +278,9 @@ pub fn prepare_trace(cx: &Context<'_>) -> Result<Prepared> {
         Workload::Inputs { text, origin, .. } => (text, origin),
         Workload::Kernel(k) => {
             return Err(Error::invalid(
-                "--model",
+                "model",
                 format!(
-                    "model trace runs a PTX kernel file (--inputs trace=FILE.toml), not the kernel program {}",
+                    "model trace runs a PTX kernel file (`inputs` trace=FILE.toml), not the kernel program {}",
                     k.name
                 ),
             ))
@@ -316,8 +316,8 @@ fn build(
     })?;
     let device = device.ok_or_else(|| {
         Error::missing(
-            "--device",
-            "model trace needs a device (--device NAME or a filter)",
+            "device",
+            "model trace needs a device (`device` NAME or a filter)",
         )
     })?;
     let dir = Path::new(origin).parent().unwrap_or(Path::new(""));
@@ -409,8 +409,8 @@ fn build(
         .find(|n| strict && !axes.iter().any(|a| a.eq_ignore_ascii_case(n)))
     {
         return Err(Error::missing(
-            format!("--param {n}"),
-            format!("{origin} uses parameter `{n}`; give it a value with --param {n}=..."),
+            format!("param {n}"),
+            format!("{origin} uses parameter `{n}`; give it a value with `param` {n}=..."),
         ));
     }
     let lat = for_device(&device)?;
@@ -649,7 +649,7 @@ args = ["3=1000000"]
             .err()
             .unwrap()
             .to_string();
-        assert!(e.contains("--param n"), "{e}");
+        assert!(e.contains("param n"), "{e}");
         let e = prepared("ptx = \"basics.nvcc-sm75.ptx\"\n", &[])
             .err()
             .unwrap()

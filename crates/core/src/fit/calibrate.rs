@@ -112,7 +112,7 @@ pub fn prepare_with(
             (None, Some(_)) => Some(0),
             (None, None) => {
                 *skipped
-                    .entry("no device name in the row (give --device)".into())
+                    .entry("no device name in the row (give `device`)".into())
                     .or_default() += 1;
                 None
             }
@@ -182,7 +182,7 @@ pub fn prepare_with(
             let inputs = if model == ModelId::Trace {
                 let b = tracer
                     .as_ref()
-                    .ok_or("trace needs a PTX kernel file (--kernel-file KERNEL.toml)")?;
+                    .ok_or("trace needs a PTX kernel file (`kernel_file` KERNEL.toml)")?;
                 Inputs::Trace(Box::new(b.inputs(*i, m)?))
             } else if model.from_counters() {
                 let lat = lat_cache
@@ -428,7 +428,7 @@ impl Scope {
             "device" => Ok(Scope::Device),
             "kernel" => Ok(Scope::Kernel),
             _ => Err(Error::invalid(
-                "--scope",
+                "scope",
                 format!("expected `device` or `kernel`, got `{text}`"),
             )),
         }
@@ -777,7 +777,7 @@ pub fn calibrate_with_progress(
     }
     if groups.is_empty() {
         return Err(Error::invalid(
-            "--measurements",
+            "measurements",
             format!(
                 "no row can be used by {} (skipped: {})",
                 model.name(),

@@ -212,7 +212,7 @@ mod tests {
         // Without a kernel file every row is left out, with the reason.
         let none = prepare_with(&ms, ModelId::Trace, None, None).unwrap();
         assert!(none.rows.is_empty());
-        assert!(none.skipped.keys().any(|k| k.contains("--kernel-file")));
+        assert!(none.skipped.keys().any(|k| k.contains("`kernel_file`")));
     }
 
     #[test]

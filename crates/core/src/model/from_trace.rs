@@ -470,7 +470,7 @@ pub fn figures(device: &Device, em: Arc<Emulation>, req: &PtxRequest) -> Result<
         Some(r) => r as u32,
         None => {
             notes.push(
-                "no resource report (--resources): 32 registers per thread assumed for occupancy"
+                "no resource report (`resources`): 32 registers per thread assumed for occupancy"
                     .into(),
             );
             32

@@ -246,7 +246,7 @@ impl Model for HongKim {
         "Hong and Kim, ISCA 2009: MWP/CWP with its three cases and synchronization cost"
     }
     fn takes(&self) -> &'static str {
-        "an analytical inputs file (--inputs), profiler counters or a PTX launch"
+        "an analytical inputs file, profiler counters or a PTX launch"
     }
     fn params(&self) -> &'static [ParamSpec] {
         analytical::PARAMS

@@ -166,8 +166,8 @@ impl LslagParams {
     /// The element times at `(gamma, s)` in the set's unit. Errors when `gamma <= 0` or `s < 0`
     /// (or either is not finite).
     pub fn times(&self, gamma: f64, s: f64) -> Result<LslagTimes> {
-        positive("--gamma", gamma)?;
-        non_negative("--s", s)?;
+        positive("gamma", gamma)?;
+        non_negative("s", s)?;
         let t_k = self.gpu.time(gamma, s);
         let t_1 = self.host.time(gamma, s);
         let t_c = self.interconnect.time(gamma, s);
@@ -229,7 +229,7 @@ fn lookup<'a>(what: &str, name: &str, known: &[&'a str]) -> Result<&'a str> {
                 what,
                 format!(
                     "unknown {} `{name}`; known: {}",
-                    &what[2..],
+                    what,
                     known.join(", ")
                 ),
             )
@@ -241,8 +241,8 @@ fn lookup<'a>(what: &str, name: &str, known: &[&'a str]) -> Result<&'a str> {
 /// Errors name the unknown platform or application and list the known ones; digital
 /// predistortion on the Mali T628 is not in the paper.
 pub fn builtin(platform: &str, app: &str) -> Result<LslagParams> {
-    let platform = lookup("--platform", platform, BUILTIN_PLATFORMS)?;
-    let app = lookup("--app", app, BUILTIN_APPS)?;
+    let platform = lookup("platform", platform, BUILTIN_PLATFORMS)?;
+    let app = lookup("app", app, BUILTIN_APPS)?;
     let (_, _, v) = TABLE_II
         .iter()
         .find(|(a, p, _)| *a == app && *p == platform)
@@ -252,7 +252,7 @@ pub fn builtin(platform: &str, app: &str) -> Result<LslagParams> {
                 .map(|(a, p, _)| format!("{a} on {p}"))
                 .collect();
             Error::invalid(
-                "--app",
+                "app",
                 format!(
                     "the paper has no parameters for {app} on {platform}; it has: {}",
                     have.join(", ")
@@ -383,7 +383,7 @@ impl Model for Lslag {
         "Payvar et al.: linear model of architecture with a parallelism factor (NNLS-fitted)"
     }
     fn takes(&self) -> &'static str {
-        "gamma and s, with built-in or fitted parameters (--platform/--app, --params) or a calibration"
+        "gamma and s, with a platform's parameters (built-in or fitted) or a calibration"
     }
     fn params(&self) -> &'static [ParamSpec] {
         PARAMS

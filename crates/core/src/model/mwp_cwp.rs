@@ -160,7 +160,7 @@ impl Model for MwpCwp {
         "Hong and Kim 2009 / Sim et al. 2012 as adapted by Parra Prada 2016: memory and computation warp parallelism"
     }
     fn takes(&self) -> &'static str {
-        "an analytical inputs file (--inputs), profiler counters or a PTX launch"
+        "an analytical inputs file, profiler counters or a PTX launch"
     }
     fn params(&self) -> &'static [ParamSpec] {
         analytical::PARAMS

@@ -216,10 +216,10 @@ impl WuResult {
 
 /// The estimated speedup of a predicted time over a single-thread CPU time (wu2019 section 5).
 pub fn speedup(cpu_time_us: f64, predicted_us: f64) -> Result<f64> {
-    crate::error::positive("--cpu-time-us", cpu_time_us)?;
+    crate::error::positive("cpu_time_us", cpu_time_us)?;
     if !(predicted_us.is_finite() && predicted_us > 0.0) {
         return Err(Error::invalid(
-            "--cpu-time-us",
+            "cpu_time_us",
             format!("the predicted time is {predicted_us} us, so no speedup can be computed"),
         ));
     }
@@ -311,7 +311,7 @@ impl Model for Wu {
         "Wu et al. 2019: MWP-CWP with registers, shared memory, warp schedulers and CPU-GPU transfers"
     }
     fn takes(&self) -> &'static str {
-        "an analytical inputs file (--inputs), profiler counters or a PTX launch"
+        "an analytical inputs file, profiler counters or a PTX launch"
     }
     fn params(&self) -> &'static [ParamSpec] {
         analytical::PARAMS

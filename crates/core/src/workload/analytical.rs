@@ -617,7 +617,7 @@ impl<'a> Filler<'a> {
         match self.device {
             None => Err(Error::missing(
                 name,
-                "give it in the analytical inputs file or pick a device with --device",
+                "give it in the analytical inputs file or pick a device with `device`",
             )),
             Some(d) => match from(d) {
                 Some((v, what)) => {

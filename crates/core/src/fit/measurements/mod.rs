@@ -226,7 +226,7 @@ impl Format {
             .ok_or_else(|| {
                 let names: Vec<&str> = Format::ALL.iter().map(|f| f.name()).collect();
                 Error::invalid(
-                    "--format",
+                    "format",
                     format!("unknown format `{text}`; known: {}", names.join(", ")),
                 )
             })
@@ -289,7 +289,7 @@ pub fn parse_text(text: &str, origin: &str, format: Option<Format>) -> Result<Me
             Error::file(
                 origin,
                 format!(
-                    "cannot tell the measurement format from the content; give --format (one of {})",
+                    "cannot tell the measurement format from the content; give `format` (one of {})",
                     names.join(", ")
                 ),
             )
@@ -730,7 +730,7 @@ mod tests {
             assert_eq!(Format::parse(f.name()).unwrap(), *f);
         }
         let e = Format::parse("excel").unwrap_err().to_string();
-        assert!(e.contains("--format") && e.contains("nvprof-csv"), "{e}");
+        assert!(e.starts_with("format:") && e.contains("nvprof-csv"), "{e}");
     }
 
     #[test]
@@ -761,7 +761,7 @@ mod tests {
         let e = parse_text("hello world\n", "x.txt", None)
             .unwrap_err()
             .to_string();
-        assert!(e.contains("--format"), "{e}");
+        assert!(e.contains("`format`"), "{e}");
     }
 
     #[test]

@@ -240,7 +240,7 @@ impl Model for Puchala {
         "Puchala et al. 2022: core-package simulation of kernel programs (calc/load/store)"
     }
     fn takes(&self) -> &'static str {
-        "a built-in kernel or a kernel program file (--kernel, --program), or a PTX launch"
+        "a built-in kernel or a kernel program file, or a PTX launch"
     }
     fn params(&self) -> &'static [ParamSpec] {
         PARAMS

@@ -443,7 +443,7 @@ pub fn run_with(
 ) -> Result<TraceRun> {
     if launch.block != em.launch.block {
         return Err(Error::invalid(
-            "--block",
+            "block",
             "the launch's block shape differs from the emulated one",
         ));
     }
@@ -773,7 +773,7 @@ impl Model for Trace {
         "Wang et al. 2019: per-warp execution traces, cache analysis and warp-pipeline simulation"
     }
     fn takes(&self) -> &'static str {
-        "a PTX launch (--ptx, --entry, --grid, --block, --arg)"
+        "a PTX launch (module, entry, grid, block, arguments)"
     }
     fn params(&self) -> &'static [ParamSpec] {
         PARAMS
