@@ -14,6 +14,7 @@ mod cli_occupancy;
 mod cli_trace;
 mod cli_trace_calibration;
 mod common;
+mod device_import;
 mod emulate;
 mod explore;
 mod explore_calibration;

@@ -543,86 +543,8 @@ mod tests {
 
     /// A hand-written excerpt in the layout of the suite's console output (values made up for
     /// this test, close to a Volta GPU; not copied from any real run).
-    const SAMPLE: &str = "\
-running ./MaxFlops_float microbenchmark
-FLOP per SM = 120.000000 (flop/clk/SM)
-Total Clk number = 1000
-/////////////////////////////////
-running ./MaxFlops_double microbenchmark
-DPU FLOP per SM = 60.000000 (flop/clk/SM)
-/////////////////////////////////
-running ./atomic_add_bw microbenchmark
-Atomic int32 bandwidth = 0.000010 (byte/clk)
-/////////////////////////////////
-running ./atomic_add_bw_conflict microbenchmark
-Atomic int32 bandwidth = 0.500000 (byte/clk)
-/////////////////////////////////
-running ./deviceQuery microbenchmark
-  Device : \"Lab GPU\"
-
-  CUDA version number                         : 7.0
-  GPU Max Clock rate                             : 1500 MHz 
-  Multiprocessors Count                       : 10
-  Maximum number of threads per multiprocessor: 2048
-  CUDA Cores per multiprocessor               : 64 
-  Registers per multiprocessor                : 65536
-  Shared memory per multiprocessor            : 98304 bytes
-  Maximum number of threads per block         : 1024
-  L2 Cache Size                             : 1 MB
-  Memory Clock rate                           : 1000 Mhz
-  Memory Bus Width                            : 1024 bit
- ////////////////////////// 
-  Device : \"Other GPU\"
-
-  CUDA version number                         : 7.5
-  Multiprocessors Count                       : 30
- ////////////////////////// 
-/////////////////////////////////
-running ./kernel_lat microbenchmark
-Kernel Launch Latency = 6000.0 cycles
-/////////////////////////////////
-running ./l1_lat microbenchmark
-L1 Latency  =      30.5000 cycles
-
-//Accel_Sim config: 
--gpgpu_l1_latency  = 30
-/////////////////////////////////
-running ./l2_bw_64f microbenchmark
-L2 bandwidth = 400.00(byte/clk), 500.00(GB/s)
-/////////////////////////////////
-running ./l2_bw_128 microbenchmark
-L2 bandwidth = 300.00(byte/clk), 400.00(GB/s)
-/////////////////////////////////
-running ./l2_config microbenchmark
-L2 Banks number = 8
-
-//Accel_Sim config: 
--gpgpu_n_sub_partition_per_mchannel 2
--gpgpu_cache:dl2 S:32,128,36,L:B:m:L:P,A:192:4,32:0,32
-/////////////////////////////////
-running ./l2_lat microbenchmark
-L2 Hit Latency =     200.0000 cycles 
-/////////////////////////////////
-running ./mem_bw microbenchmark
-Mem BW= 150.000000 (Byte/Clk)
-Mem BW= 200.000000 (GB/sec)
-/////////////////////////////////
-running ./mem_lat microbenchmark
-Mem latency =     350.0000 cycles 
-/////////////////////////////////
-running ./shared_lat microbenchmark
-Shared Memory Latency  = 25.000000 cycles
-/////////////////////////////////
-running ./system_config microbenchmark
-Device Name = Lab GPU
-GPU Max Clock rate = 1500 MHz 
-GPU Base Clock rate = 1200 MHz 
-
-//Accel_Sim config: 
--gpgpu_num_sched_per_core 4
--gpgpu_shader_cta 32
-/////////////////////////////////
-";
+    const SAMPLE: &str =
+        include_str!("../../../../../tests/fixtures/device-tools/accelsim-ubench-excerpt.txt");
 
     #[test]
     fn the_sample_maps_onto_every_table_with_line_sources() {

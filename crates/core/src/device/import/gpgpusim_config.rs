@@ -409,48 +409,8 @@ mod tests {
 
     /// A hand-written configuration in GPGPU-Sim's option syntax, describing a made-up Volta-class
     /// GPU (numbers chosen for easy checking, not taken from any shipped config).
-    const CONFIG: &str = "\
-# This config models the Made-up V10
--gpgpu_compute_capability_major 7
--gpgpu_compute_capability_minor 0
--gpgpu_n_clusters 10
--gpgpu_n_cores_per_cluster 2
--gpgpu_n_mem 8
--gpgpu_n_sub_partition_per_mchannel 2
--gpgpu_clock_domains 1000.0:1000.0:1000.0:800.0
-# boost mode
-# -gpgpu_clock_domains 1500.0:1500.0:1500.0:800.0
--gpgpu_shader_registers 65536
--gpgpu_registers_per_block 65536
--gpgpu_shader_core_pipeline 2048:32
--gpgpu_shader_cta 32
--gpgpu_num_sp_units 4
--gpgpu_num_dp_units 4
--gpgpu_num_sfu_units 4
--ptx_opcode_latency_int 4,13,4,5,145,21
--ptx_opcode_initiation_int 2,2,2,2,8,4
--ptx_opcode_latency_fp 4,13,4,5,39
--ptx_opcode_initiation_fp 2,2,2,2,4
--ptx_opcode_latency_dp 8,19,8,8,330
--ptx_opcode_initiation_dp 4,4,4,4,130
--ptx_opcode_latency_sfu 100
--ptx_opcode_initiation_sfu 8
--gpgpu_num_sched_per_core 4
--gpgpu_unified_l1d_size 128
--gpgpu_l1_latency 30
--gpgpu_shmem_size 98304
--gpgpu_shmem_per_block 65536
--gpgpu_smem_latency 20
--gpgpu_cache:dl2 S:32:128:16,L:B:m:L:P,A:192:4,32:0,32
--gpgpu_l2_rop_latency 170
--dram_latency 100
--gpgpu_n_mem_per_ctrlr 1
--gpgpu_dram_buswidth 16
--dram_data_command_freq_ratio 2  # HBM is DDR
--gpgpu_kernel_launch_latency 5000
--gpgpu_dram_timing_opt \"nbk=16:CCD=1:
-                        CL=12:WL=2\"
-";
+    const CONFIG: &str =
+        include_str!("../../../../../tests/fixtures/device-tools/gpgpusim-excerpt.config");
 
     #[test]
     fn the_config_maps_onto_the_device_schema() {

@@ -249,37 +249,8 @@ mod tests {
     use crate::device::Device;
 
     /// A hand-written sample of the program's output (values made up, Turing-like).
-    const SAMPLE: &str = "\
-# kerneltime-ubench 1
-# device 0; latencies in SM clock cycles (clock64)
-name = Sample RTX
-compute_capability = 7.5
-sm_count = 30
-cores_per_sm = 64
-max_clock_mhz = 1500.0
-memory_clock_mhz = 7000.0
-memory_bus_width_bits = 192
-l2_cache_bytes = 3145728
-global_memory_bytes = 6222249984
-shared_memory_per_block_bytes = 49152
-shared_memory_per_block_optin_bytes = 65536
-shared_memory_per_sm_bytes = 65536
-registers_per_block = 65536
-registers_per_sm = 65536
-max_threads_per_block = 1024
-max_threads_per_sm = 1024
-max_blocks_per_sm = 16
-measured_sm_clock_mhz = 1450.0
-l1_hit_cycles = 32.000
-l2_hit_cycles = 190.000
-dram_cycles = 420.000
-shared_load_cycles = 24.000
-dram_bandwidth_gbs = 300.000
-l2_bandwidth_gbs = 1200.000
-launch_overhead_us = 4.500
-atomic_same_address_per_s = 1.500000e+09
-atomic_distinct_address_per_s = 6.000000e+10
-";
+    const SAMPLE: &str =
+        include_str!("../../../../../tests/fixtures/device-tools/kerneltime-ubench-sample.txt");
 
     #[test]
     fn the_sample_round_trips_into_a_device() {
