@@ -21,6 +21,7 @@ mod explore_calibration;
 mod fit_properties;
 mod fit_reference;
 mod lslag_fit;
+mod measurement_readers;
 mod measurements_amaris;
 mod occupancy_oracle;
 mod ptx_drift;
