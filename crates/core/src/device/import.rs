@@ -179,6 +179,51 @@ mod tests {
         assert_eq!(detect("Device 0: \"Tesla T4\"\n"), None);
     }
 
+    /// Lines the importers look for, to build inputs that reach deep into each reader.
+    const PIECES: &[&str] = &[
+        "running ./mem_lat microbenchmark\n",
+        "Mem latency = ",
+        "  Device : \"G\"\n",
+        "CUDA version number : ",
+        "Multiprocessors Count : ",
+        "-gpgpu_cache:dl2 S:",
+        "-gpgpu_n_clusters ",
+        "-gpgpu_clock_domains ",
+        "-ptx_opcode_initiation_fp ",
+        "# kerneltime-ubench 1\n",
+        "sm_count = ",
+        "compute_capability = ",
+        "Device 0: \"X\"\n",
+        "  CUDA Capability Major/Minor version number:    ",
+        "L2 Banks number = ",
+        "7.0",
+        "-3",
+        "1e309",
+        ":,",
+        "\n",
+        "é",
+    ];
+
+    proptest::proptest! {
+        /// Whatever the text, every reader answers with a draft or an error, and a draft writes
+        /// a device file or an error: nothing panics on user input.
+        #[test]
+        fn no_input_makes_an_importer_panic(
+            picks in proptest::collection::vec((0..PIECES.len(), 0u32..100_000), 0..40)
+        ) {
+            let mut text = String::new();
+            for (i, n) in picks {
+                text.push_str(PIECES[i]);
+                text.push_str(&n.to_string());
+            }
+            for format in ImportFormat::ALL {
+                if let Ok(d) = import(&text, "fuzz.txt", Some(*format)) {
+                    let _ = d.to_toml(Some("fuzz"));
+                }
+            }
+        }
+    }
+
     #[test]
     fn first_number_reads_what_the_tools_print() {
         assert_eq!(first_number("=      33.7331 cycles"), Some(33.7331));

@@ -432,6 +432,15 @@ mod tests {
     }
 
     #[test]
+    fn every_mapped_metric_has_a_field() {
+        for (name, ..) in MAPPING {
+            let mut c = Counters::default();
+            assert!(apply(&mut c, name, 1.0, "").unwrap(), "{name}");
+            assert!(!c.is_empty(), "{name}");
+        }
+    }
+
+    #[test]
     fn metric_names_are_told_from_parameter_names() {
         assert!(looks_like_metric("dram__sectors_read.sum"));
         assert!(looks_like_metric(

@@ -842,6 +842,38 @@ mod tests {
     }
 
     #[test]
+    fn json_formats_are_told_apart_by_their_keys() {
+        assert_eq!(
+            detect("{\"Metadata\": {\"KttVersion\": \"2.1.0\"}, \"Results\": []}"),
+            Some(Format::KttJson)
+        );
+        assert_eq!(
+            detect("{\"results\": [{\"configuration\": {}, \"invalidity\": \"correct\"}], \"schema_version\": \"1.0.0\"}"),
+            Some(Format::T4)
+        );
+        assert_eq!(
+            detect("{\"kernel_name\": \"k\", \"tune_params_keys\": [], \"cache\": {}}"),
+            Some(Format::KernelTuner)
+        );
+        assert_eq!(
+            detect("Kernel name,Computation duration (us),Global size,Local size\n"),
+            Some(Format::KttCsv)
+        );
+    }
+
+    proptest::proptest! {
+        /// The new readers answer any text with rows or an error naming the file; none panics.
+        #[test]
+        fn no_text_makes_a_reader_panic(text in "[{}\\[\\]\":,0-9a-zA-Z_. \n-]{0,300}") {
+            for format in [Format::KttJson, Format::KttCsv, Format::T4, Format::Ncu, Format::Counters] {
+                if let Err(e) = parse_text(&text, "fuzz.txt", Some(format)) {
+                    proptest::prop_assert!(e.to_string().contains("fuzz.txt"));
+                }
+            }
+        }
+    }
+
+    #[test]
     fn undetectable_content_asks_for_format() {
         let e = parse_text("hello world\n", "x.txt", None)
             .unwrap_err()
