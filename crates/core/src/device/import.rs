@@ -138,6 +138,25 @@ pub(crate) fn first_number(s: &str) -> Option<f64> {
     s[start..end].parse::<f64>().ok().filter(|v| v.is_finite())
 }
 
+/// The first number of `value`, found on line `line` (whose text is `text`) of `origin`, with its
+/// source; no number, or a negative one, is an error naming the line.
+pub(crate) fn sourced_number(
+    tool: &str,
+    origin: &str,
+    line: usize,
+    value: &str,
+    text: &str,
+) -> Result<Sourced<f64>> {
+    let v = first_number(value).filter(|v| *v >= 0.0).ok_or_else(|| {
+        line_error(
+            origin,
+            line,
+            format!("cannot read a non-negative number in `{}`", text.trim()),
+        )
+    })?;
+    Ok(Sourced::new(v, draft::at_line(tool, origin, line, text)))
+}
+
 /// An error about one line of an input.
 pub(crate) fn line_error(origin: &str, line: usize, message: impl fmt::Display) -> Error {
     Error::file(origin, format!("line {line}: {message}"))

@@ -29,7 +29,7 @@
 use std::collections::BTreeMap;
 
 use super::draft::{at_line, DeviceDraft, Sourced};
-use super::{first_number, line_error};
+use super::{line_error, sourced_number};
 use crate::device::ComputeCapability;
 use crate::error::Result;
 
@@ -159,14 +159,7 @@ impl Output {
 
 /// A number read from an entry, with its source; an unreadable number is an error naming the line.
 fn number(origin: &str, e: &Entry) -> Result<Sourced<f64>> {
-    let v = first_number(&e.rest).ok_or_else(|| {
-        line_error(
-            origin,
-            e.line,
-            format!("cannot read the number in `{}`", e.text),
-        )
-    })?;
-    Ok(Sourced::new(v, at_line(TOOL, origin, e.line, &e.text)))
+    sourced_number(TOOL, origin, e.line, &e.rest, &e.text)
 }
 
 /// Reads the suite's output.
@@ -263,12 +256,10 @@ fn read_block(d: &mut DeviceDraft, b: &Block, origin: &str) -> Result<()> {
         at_line(TOOL, origin, b.line, &b.text),
     ));
     let get = |key: &str| -> Result<Option<Sourced<f64>>> {
-        let Some((n, value, text)) = b.fields.get(key) else {
-            return Ok(None);
-        };
-        let v = first_number(value)
-            .ok_or_else(|| line_error(origin, *n, format!("cannot read the number in `{text}`")))?;
-        Ok(Some(Sourced::new(v, at_line(TOOL, origin, *n, text))))
+        b.fields
+            .get(key)
+            .map(|(n, value, text)| sourced_number(TOOL, origin, *n, value, text))
+            .transpose()
     };
     let whole = |v: Sourced<f64>| Sourced::new(v.value.max(0.0).round() as u32, v.source);
     if let Some((n, value, text)) = b.fields.get("CUDA version number") {
@@ -332,12 +323,9 @@ fn read_block(d: &mut DeviceDraft, b: &Block, origin: &str) -> Result<()> {
 fn read_options(d: &mut DeviceDraft, out: &Output, origin: &str) -> Result<()> {
     let opt = |flag: &str| out.options.get(flag);
     let opt_number = |flag: &str| -> Result<Option<Sourced<f64>>> {
-        let Some((n, value, text)) = opt(flag) else {
-            return Ok(None);
-        };
-        let v = first_number(value)
-            .ok_or_else(|| line_error(origin, *n, format!("cannot read the number in `{text}`")))?;
-        Ok(Some(Sourced::new(v, at_line(TOOL, origin, *n, text))))
+        opt(flag)
+            .map(|(n, value, text)| sourced_number(TOOL, origin, *n, value, text))
+            .transpose()
     };
     let banks = match out.find(&["l2_config"], "L2 Banks number", |_| true) {
         Some(e) => Some(number(origin, e)?),

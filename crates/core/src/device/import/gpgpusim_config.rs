@@ -31,7 +31,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::draft::{at_line, DeviceDraft, Sourced};
-use super::{first_number, line_error};
+use super::{line_error, sourced_number};
 use crate::device::ComputeCapability;
 use crate::error::{Error, Result};
 
@@ -371,13 +371,9 @@ impl Config {
 
     /// A one-number option.
     fn number(&self, flag: &str) -> Result<Option<Sourced<f64>>> {
-        let Some(o) = self.get(flag) else {
-            return Ok(None);
-        };
-        let v = first_number(&o.value)
-            .filter(|v| *v >= 0.0)
-            .ok_or_else(|| self.bad(o, "a number"))?;
-        Ok(Some(Sourced::new(v, self.source(o))))
+        self.get(flag)
+            .map(|o| sourced_number(TOOL, &self.origin, o.line, &o.value, &o.text))
+            .transpose()
     }
 
     /// A list of numbers separated by `,` or `:` (`4,13,4,5,145`, `1200.0:1200.0:1200.0:850.0`).

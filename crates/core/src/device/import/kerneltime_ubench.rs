@@ -19,8 +19,8 @@
 use std::collections::BTreeMap;
 
 use super::draft::{at_line, DeviceDraft, Sourced};
-use super::{first_number, line_error};
-use crate::device::ComputeCapability;
+use super::{line_error, sourced_number};
+use crate::device::{limits, ComputeCapability};
 use crate::error::{Error, Result};
 
 /// What the source strings call this input.
@@ -118,14 +118,7 @@ pub fn draft(text: &str, origin: &str) -> Result<DeviceDraft> {
     let mut num: BTreeMap<&'static str, Sourced<f64>> = BTreeMap::new();
     for key in NUMBER_KEYS {
         if let Some((n, value, text)) = values.get(key) {
-            let v = first_number(value).filter(|v| *v >= 0.0).ok_or_else(|| {
-                line_error(
-                    origin,
-                    *n,
-                    format!("`{key}` must be a number, got `{value}`"),
-                )
-            })?;
-            num.insert(key, Sourced::new(v, src(*n, text)));
+            num.insert(key, sourced_number(TOOL, origin, *n, value, text)?);
         }
     }
     let mut d = DeviceDraft::new(TOOL, origin);
@@ -174,16 +167,11 @@ pub fn draft(text: &str, origin: &str) -> Result<DeviceDraft> {
             ),
         ));
     }
-    for field in [
-        "shared_memory_per_block_bytes",
-        "shared_memory_per_block_optin_bytes",
-        "shared_memory_per_sm_bytes",
-        "registers_per_block",
-        "registers_per_sm",
-        "max_threads_per_block",
-        "max_threads_per_sm",
-        "max_blocks_per_sm",
-    ] {
+    // The keys named like limits are limits.
+    for field in NUMBER_KEYS
+        .iter()
+        .filter(|k| limits::LIMIT_FIELDS.contains(k))
+    {
         if let Some(v) = num.get(field) {
             d.limits.insert(field, whole(v));
         }

@@ -139,14 +139,7 @@ pub(crate) fn parse(text: &str, origin: &str) -> Result<Parsed> {
     parsed
         .notes
         .push("KTT CSV does not name the device".to_string());
-    if !unmapped.is_empty() {
-        let names: Vec<&str> = unmapped.iter().map(String::as_str).collect();
-        parsed.notes.push(format!(
-            "{} counter column(s) have no kerneltime counter and were not read: {}",
-            names.len(),
-            names.join(", ")
-        ));
-    }
+    parsed.notes.extend(metrics::unmapped_note(&unmapped));
     Ok(parsed)
 }
 

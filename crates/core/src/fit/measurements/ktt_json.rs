@@ -18,7 +18,7 @@
 //! configurations are skipped and counted in the notes, as are counters with no mapping. The
 //! source line of a measurement is the line of its `KernelFunction` key.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 
@@ -61,7 +61,7 @@ pub(crate) fn parse(text: &str, origin: &str) -> Result<Parsed> {
 
     let mut out = Vec::new();
     let mut failed: BTreeMap<String, usize> = BTreeMap::new();
-    let mut unmapped: BTreeMap<String, usize> = BTreeMap::new();
+    let mut unmapped = BTreeSet::new();
     let mut function_index = 0usize;
     for (r, result) in results.iter().enumerate() {
         let computations = result
@@ -144,7 +144,7 @@ pub(crate) fn parse(text: &str, origin: &str) -> Result<Parsed> {
                 if !metrics::apply(&mut c, name, value, "")
                     .map_err(|e| line_error(origin, line, e))?
                 {
-                    *unmapped.entry(name.to_string()).or_insert(0) += 1;
+                    unmapped.insert(name.to_string());
                 }
             }
             if !c.is_empty() {
@@ -167,14 +167,7 @@ pub(crate) fn parse(text: &str, origin: &str) -> Result<Parsed> {
             .notes
             .push(format!("{n} configuration(s) with status {status} skipped"));
     }
-    if !unmapped.is_empty() {
-        let names: Vec<&str> = unmapped.keys().map(String::as_str).collect();
-        parsed.notes.push(format!(
-            "{} profiling counter(s) have no kerneltime counter and were not read: {}",
-            names.len(),
-            names.join(", ")
-        ));
-    }
+    parsed.notes.extend(metrics::unmapped_note(&unmapped));
     Ok(parsed)
 }
 

@@ -30,6 +30,8 @@
 //! base unit (KTT and T4 store raw values). Other metrics are not mapped (they stay out of the
 //! counters, and the readers count them in their notes).
 
+use std::collections::BTreeSet;
+
 use super::Counters;
 
 /// How a metric's value becomes the field's value.
@@ -222,6 +224,19 @@ pub(crate) fn is_mapped(name: &str) -> bool {
 /// a mapped name, or an Nsight Compute name (`unit__counter...`).
 pub(crate) fn looks_like_metric(name: &str) -> bool {
     is_mapped(name) || name.contains("__")
+}
+
+/// The reader note listing the metrics a file has but no mapping takes (`None` when none).
+pub(crate) fn unmapped_note(names: &BTreeSet<String>) -> Option<String> {
+    if names.is_empty() {
+        return None;
+    }
+    let list: Vec<&str> = names.iter().map(String::as_str).collect();
+    Some(format!(
+        "{} metric(s) have no kerneltime counter and were not read: {}",
+        list.len(),
+        list.join(", ")
+    ))
 }
 
 /// Sets the field `name` maps to from `value` in `unit`. Returns `Ok(false)` for a metric this

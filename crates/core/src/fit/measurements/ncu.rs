@@ -278,14 +278,7 @@ fn finish(launches: Vec<Launch>, origin: &str, unmapped: BTreeSet<String>) -> Re
         out.push(m);
     }
     let mut parsed = Parsed::new(out);
-    if !unmapped.is_empty() {
-        let names: Vec<&str> = unmapped.iter().map(String::as_str).collect();
-        parsed.notes.push(format!(
-            "{} metric(s) have no kerneltime counter and were not read: {}",
-            names.len(),
-            names.join(", ")
-        ));
-    }
+    parsed.notes.extend(metrics::unmapped_note(&unmapped));
     Ok(parsed)
 }
 
