@@ -232,6 +232,12 @@ fn run_import(
     let text = super::read_text(file)?;
     let origin = file.display().to_string();
     let draft = import::import(&text, &origin, format)?;
+    if name.is_none() && draft.name.is_none() {
+        return Err(kerneltime::error::Error::missing(
+            "--name",
+            format!("{origin} does not name the GPU; give the device a name with --name"),
+        ));
+    }
     let toml = draft.to_toml(name)?;
     let device = Device::from_toml(&toml, &origin)?;
     match output {

@@ -95,6 +95,18 @@ fn each_fixture_imports_by_detection_and_by_format_with_line_sources() {
             );
             let sm = d["sources"]["sm_count"].as_str().unwrap();
             assert!(sm.contains(file) && sm.contains("line "), "{sm}");
+            // The text view lists the imported tables, each value with a footnoted source.
+            let (code, text, err) = run(&["device", "check", out.to_str().unwrap()]);
+            assert_eq!(code, 0, "{err}");
+            assert!(
+                text.contains("latencies.dram") && text.contains("measured.launch_overhead_us"),
+                "{text}"
+            );
+            assert!(
+                text.lines()
+                    .any(|l| l.trim_start().starts_with('[') && l.contains(file)),
+                "{text}"
+            );
         }
     }
     let _ = std::fs::remove_dir_all(&dir);
@@ -206,6 +218,19 @@ fn a_wrong_format_exits_2_naming_the_file_and_what_is_missing() {
         "nvidia-smi",
     ]);
     assert_eq!(code, 2, "{err}");
+    // A config with no name comment, outside any folder: the user is asked for --name.
+    let dir = temp_dir("device-import-noname");
+    let text = std::fs::read_to_string(fixture("gpgpusim-excerpt.config")).unwrap();
+    let unnamed = text.replace("# This config models the Made-up V10\n", "");
+    std::fs::write(dir.join("gpgpusim.config"), unnamed).unwrap();
+    let out = crate::common::bin()
+        .current_dir(&dir)
+        .args(["device", "import", "gpgpusim.config"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--name"));
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
