@@ -114,6 +114,11 @@ fn is_field(name: &str) -> bool {
 }
 
 impl Latencies {
+    /// The value of a field by name (`FIELDS`).
+    pub fn get(&self, field: &str) -> Option<f64> {
+        self.clone().slot(field).map(|v| *v)
+    }
+
     fn slot(&mut self, field: &str) -> Option<&mut f64> {
         Some(match field {
             "l1_hit" => &mut self.l1_hit,
@@ -403,8 +408,37 @@ pub fn for_device(device: &Device) -> Result<Resolved> {
     if let Some(o) = &device.latencies {
         o.validate()?;
         r.apply(o, &format!("device file {}", device.name), &[]);
+        // A per-field `[sources]` entry (an importer's file and line) wins.
+        for k in o.values.keys() {
+            if let Some(src) = device.sources.get(&format!("latencies.{k}")) {
+                r.sources
+                    .insert(k.clone(), format!("device file {}: {src}", device.name));
+            }
+        }
     }
     Ok(r)
+}
+
+/// One note per value the device file overrides: the value and where it comes from, for a
+/// model's prediction notes (empty when the device file has no `[latencies]` table).
+pub fn override_notes(device: &Device, resolved: &Resolved) -> Vec<String> {
+    let Some(o) = &device.latencies else {
+        return Vec::new();
+    };
+    FIELDS
+        .iter()
+        .filter(|f| o.values.contains_key(**f))
+        .filter_map(|f| {
+            let v = resolved.values.get(f)?;
+            let src = resolved.sources.get(*f)?;
+            let unit = if f.ends_with("_per_clk_sm") {
+                "per clock per SM"
+            } else {
+                "cycles"
+            };
+            Some(format!("latency {f} = {v} {unit} from {src}"))
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -661,11 +661,16 @@ fn bandwidth(d: &Device) -> Option<(f64, String)> {
 fn micro(d: &Device, bench: &str) -> Option<(f64, String)> {
     let m = d.microbenchmarks.as_ref()?;
     let v = m.representative_cycles(bench)?;
+    // The per-benchmark source (an importer's file and line) when the device file gives one.
+    let source = d
+        .sources
+        .get(&format!("microbenchmarks.{bench}"))
+        .unwrap_or(&m.source);
     Some((
         v,
         format!(
-            "micro-benchmark {bench}, mean over warps {:?}; {}",
-            m.warps, m.source
+            "micro-benchmark {bench}, mean over warps {:?}; {source}",
+            m.warps
         ),
     ))
 }

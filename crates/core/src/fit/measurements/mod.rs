@@ -15,7 +15,13 @@
 //!   `cuda_gpu_kern_sum` and `cuda_gpu_trace`.
 //! - `ncu` ([`ncu`]): `ncu --csv` with the `gpu__time_duration` metric.
 //! - `kernel-tuner` ([`kernel_tuner`]): Kernel Tuner cache JSON files.
+//! - `ktt-json`, `ktt-csv` ([`ktt_json`], [`ktt_csv`]): Kernel Tuning Toolkit (KTT) results.
+//! - `t4` ([`t4`]): the T4 autotuning results format ("FAIR sharing of data in autotuning
+//!   research"), as Kernel Tuner and other tuners write it.
 //! - `counters` ([`counters`]): per-launch profiler counter tables such as the amaris2018 data.
+//!
+//! Profiler counters, whatever tool recorded them (Nsight Compute, KTT's profiling, nvprof
+//! names in a counters table), go through one name mapping, [`metrics`].
 //!
 //! A malformed row is an error naming the file and the line; a reader returns all rows or none.
 //! This module does not fit, aggregate or evaluate anything, and it does not know any model.
@@ -23,10 +29,14 @@
 pub mod counters;
 pub mod generic;
 pub mod kernel_tuner;
+pub mod ktt_csv;
+pub mod ktt_json;
+pub mod metrics;
 pub mod ncu;
 pub mod nsys;
 pub mod nvprof_csv;
 pub mod nvprof_log;
+pub mod t4;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -94,6 +104,22 @@ pub struct Counters {
     /// 32-byte DRAM write transactions.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dram_write_transactions: Option<f64>,
+    /// Warp-level global load requests (each may need several transactions).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gld_requests: Option<f64>,
+    /// Warp-level global store requests.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gst_requests: Option<f64>,
+    /// 32-byte L2 read transactions (sectors).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub l2_read_transactions: Option<f64>,
+    /// 32-byte L2 write transactions (sectors).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub l2_write_transactions: Option<f64>,
+    /// Cycles from the kernel's start to its end (Nsight Compute `gpc__cycles_elapsed.max`),
+    /// unlike `elapsed_cycles_sm`, which sums over the SMs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub elapsed_cycles: Option<f64>,
     /// The core clock the profiler reported for the run, when the file has it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub core_clock_mhz: Option<f64>,
@@ -186,6 +212,9 @@ pub enum Format {
     NsysTrace,
     Ncu,
     KernelTuner,
+    KttJson,
+    KttCsv,
+    T4,
     Counters,
 }
 
@@ -199,6 +228,9 @@ impl Format {
         Format::NsysTrace,
         Format::Ncu,
         Format::KernelTuner,
+        Format::KttJson,
+        Format::KttCsv,
+        Format::T4,
         Format::Counters,
     ];
 
@@ -212,6 +244,9 @@ impl Format {
             Format::NsysTrace => "nsys-trace",
             Format::Ncu => "ncu",
             Format::KernelTuner => "kernel-tuner",
+            Format::KttJson => "ktt-json",
+            Format::KttCsv => "ktt-csv",
+            Format::T4 => "t4",
             Format::Counters => "counters",
         }
     }
@@ -303,6 +338,9 @@ pub fn parse_text(text: &str, origin: &str, format: Option<Format>) -> Result<Me
         Format::NsysTrace => nsys::parse_trace(text, origin)?,
         Format::Ncu => ncu::parse(text, origin)?,
         Format::KernelTuner => kernel_tuner::parse(text, origin)?,
+        Format::KttJson => ktt_json::parse(text, origin)?,
+        Format::KttCsv => ktt_csv::parse(text, origin)?,
+        Format::T4 => t4::parse(text, origin)?,
         Format::Counters => counters::parse(text, origin)?,
     };
     if parsed.measurements.is_empty() {
@@ -339,7 +377,7 @@ fn decode(bytes: &[u8]) -> std::result::Result<String, String> {
 /// Guesses the format from the first lines of the text.
 pub fn detect(text: &str) -> Option<Format> {
     if text.trim_start().starts_with('{') {
-        return Some(Format::KernelTuner);
+        return Some(detect_json(text));
     }
     let mut saw_profiling_result = false;
     for line in text.lines().take(200) {
@@ -365,6 +403,12 @@ pub fn detect(text: &str) -> Option<Format> {
         if has("GrdX") && starts("Duration") {
             return Some(Format::NsysTrace);
         }
+        if cells.len() > 2
+            && cells[0] == "Kernel name"
+            && cells[1].starts_with("Computation duration")
+        {
+            return Some(Format::KttCsv);
+        }
         if cells.len() > 2 && cells[0] == "Start" && cells[1] == "Duration" {
             return Some(Format::NvprofCsv);
         }
@@ -383,6 +427,47 @@ pub fn detect(text: &str) -> Option<Format> {
         return Some(Format::NvprofLog);
     }
     None
+}
+
+/// Which JSON format an object is, from the keys near its start: KTT's output has `Metadata`
+/// with `KttVersion` and `Results`; a T4 results file has `results` whose entries carry
+/// `invalidity`; anything else is read as a Kernel Tuner cache (whose reader names the fields it
+/// misses).
+fn detect_json(text: &str) -> Format {
+    let mut end = text.len().min(64 * 1024);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let head = &text[..end];
+    let has = |key: &str| head.contains(&format!("\"{key}\""));
+    if has("KttVersion") || (has("Metadata") && has("Results")) {
+        Format::KttJson
+    } else if has("cache") {
+        Format::KernelTuner
+    } else if has("invalidity") || (has("results") && has("schema_version")) {
+        Format::T4
+    } else {
+        Format::KernelTuner
+    }
+}
+
+/// The 1-based line of the `n`-th (0-based) occurrence of `"key"` in a JSON text, for naming the
+/// line of the n-th record of a JSON array whose records each hold the key once.
+pub(crate) fn line_of_key(text: &str, key: &str, n: usize) -> usize {
+    let needle = format!("\"{key}\"");
+    let at = text.match_indices(&needle).nth(n).map_or(0, |(i, _)| i);
+    text[..at].matches('\n').count() + 1
+}
+
+/// Parses a JSON document; an error names the file and line.
+pub(crate) fn parse_json(text: &str, origin: &str) -> Result<serde_json::Value> {
+    serde_json::from_str(text).map_err(|e| {
+        line_error(
+            origin,
+            e.line(),
+            format!("invalid JSON at column {}: {e}", e.column()),
+        )
+    })
 }
 
 /// Splits a header line on commas, removing quotes and surrounding blanks.
@@ -754,6 +839,38 @@ mod tests {
             e.contains("empty.csv") && e.contains("no kernel measurements"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn json_formats_are_told_apart_by_their_keys() {
+        assert_eq!(
+            detect("{\"Metadata\": {\"KttVersion\": \"2.1.0\"}, \"Results\": []}"),
+            Some(Format::KttJson)
+        );
+        assert_eq!(
+            detect("{\"results\": [{\"configuration\": {}, \"invalidity\": \"correct\"}], \"schema_version\": \"1.0.0\"}"),
+            Some(Format::T4)
+        );
+        assert_eq!(
+            detect("{\"kernel_name\": \"k\", \"tune_params_keys\": [], \"cache\": {}}"),
+            Some(Format::KernelTuner)
+        );
+        assert_eq!(
+            detect("Kernel name,Computation duration (us),Global size,Local size\n"),
+            Some(Format::KttCsv)
+        );
+    }
+
+    proptest::proptest! {
+        /// The new readers answer any text with rows or an error naming the file; none panics.
+        #[test]
+        fn no_text_makes_a_reader_panic(text in "[{}\\[\\]\":,0-9a-zA-Z_. \n-]{0,300}") {
+            for format in [Format::KttJson, Format::KttCsv, Format::T4, Format::Ncu, Format::Counters] {
+                if let Err(e) = parse_text(&text, "fuzz.txt", Some(format)) {
+                    proptest::prop_assert!(e.to_string().contains("fuzz.txt"));
+                }
+            }
+        }
     }
 
     #[test]

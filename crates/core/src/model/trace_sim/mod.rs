@@ -685,6 +685,8 @@ pub fn predict_with_rule(
             ""
         }
     ));
+    p.notes
+        .extend(crate::device::latencies::override_notes(device, lat));
     p.notes.extend(em.notes.iter().cloned());
     Ok((p, r))
 }
