@@ -4,6 +4,7 @@
 
 mod accuracy_amaris;
 mod analytical;
+mod architecture;
 mod catalogue;
 mod cli_analyze;
 mod cli_endless_inputs;

@@ -55,8 +55,8 @@ use crate::model::from_trace::{self, PtxFigures, PtxRequest, TraceMix};
 use crate::model::puchala::PuchalaInputs;
 use crate::model::registry::{model, ModelId, Source};
 use crate::model::Prediction;
-use crate::ptx::ast::Module;
 use crate::workload::counters::{self, KernelCounters};
+use kerneltime_ptx::ast::Module;
 
 /// A PTX kernel launch.
 #[derive(Debug, Clone)]
@@ -69,7 +69,7 @@ pub struct PtxLaunch {
     /// Scalar arguments (pointer parameters without a value get synthetic allocations).
     pub args: Vec<KernelArg>,
     /// The compiler's resource report for the kernel (registers, shared memory, spills).
-    pub resources: Option<crate::ptx::resources::KernelResources>,
+    pub resources: Option<kerneltime_ptx::resources::KernelResources>,
 }
 
 impl PtxLaunch {
@@ -81,7 +81,7 @@ impl PtxLaunch {
         launch: LaunchDims,
         args: Vec<KernelArg>,
     ) -> Result<PtxLaunch> {
-        let (module, diags) = crate::ptx::parse(ptx);
+        let (module, diags) = kerneltime_ptx::parse(ptx);
         if let Some(d) = emulate::entry_diagnostic(&module, &diags, entry) {
             return Err(Error::invalid("ptx", d));
         }
@@ -104,7 +104,7 @@ pub enum Kernel {
     /// resources.
     Emulated {
         emulation: Arc<Emulation>,
-        resources: Option<crate::ptx::resources::KernelResources>,
+        resources: Option<kerneltime_ptx::resources::KernelResources>,
     },
     /// A puchala2022 kernel program (built-in or from a file) at one point of its parameters.
     Program(PuchalaInputs),

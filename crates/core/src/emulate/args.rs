@@ -6,8 +6,8 @@ use serde::Serialize;
 
 use super::decode::{self, GLOBAL_STRIDE_SHIFT};
 use crate::error::{Error, Result};
-use crate::ptx::ast::{Function, Module};
-use crate::ptx::diag::{Diagnostics, Severity};
+use kerneltime_ptx::ast::{Function, Module};
+use kerneltime_ptx::diag::{Diagnostics, Severity};
 
 /// Finds the kernel `entry` in a module (an error lists the kernels).
 pub fn find_entry<'m>(m: &'m Module, entry: &str) -> Result<&'m Function> {

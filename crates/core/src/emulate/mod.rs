@@ -21,6 +21,7 @@
 mod alu;
 pub mod args;
 pub mod decode;
+pub mod kernel_file;
 pub mod launch;
 pub mod sampling;
 mod warp;
@@ -28,12 +29,12 @@ mod warp;
 use std::collections::{BTreeSet, HashSet};
 
 use crate::error::Result;
-use crate::ptx::ast::Module;
-use crate::ptx::cfg::Cfg;
-use crate::ptx::diag::Diagnostics;
-use crate::ptx::loops::find_loops;
 use crate::workload::trace::WarpTrace;
 use decode::{decode, DInst, Src};
+use kerneltime_ptx::ast::Module;
+use kerneltime_ptx::cfg::Cfg;
+use kerneltime_ptx::diag::Diagnostics;
+use kerneltime_ptx::loops::find_loops;
 use warp::Emulator;
 
 pub use args::{entry_diagnostic, find_entry, resolve_args, ArgValue, KernelArg, ParamValue};

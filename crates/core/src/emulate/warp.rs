@@ -12,9 +12,9 @@ use super::sampling::linear;
 use super::WARP;
 use crate::error::{Error, Result};
 use crate::memory::{banks, coalescing};
-use crate::ptx::cfg::Cfg;
-use crate::ptx::classify::Space;
 use crate::workload::trace::{MemAccess, MemSpace, TraceOp, WarpTrace};
+use kerneltime_ptx::cfg::Cfg;
+use kerneltime_ptx::classify::Space;
 
 #[derive(Debug, Clone, Copy)]
 struct Entry {

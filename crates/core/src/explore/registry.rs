@@ -179,18 +179,19 @@ impl ModelEntry {
 /// can run.
 pub fn find(name: &str) -> Result<&'static ModelEntry> {
     let id = name.parse::<ModelId>().ok();
-    MODELS
-        .iter()
-        .find(|m| Some(m.id) == id)
-        .ok_or_else(|| {
-            Error::invalid(
-                "model",
-                format!(
-                    "unknown model `{name}`; a sweep can run: {}",
-                    MODELS.iter().map(|m| m.name()).collect::<Vec<_>>().join(", ")
-                ),
-            )
-        })
+    MODELS.iter().find(|m| Some(m.id) == id).ok_or_else(|| {
+        Error::invalid(
+            "model",
+            format!(
+                "unknown model `{name}`; a sweep can run: {}",
+                MODELS
+                    .iter()
+                    .map(|m| m.name())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        )
+    })
 }
 
 /// Which models take which kind of workload.

@@ -162,13 +162,7 @@ pub fn prepare_with(
     }
     let tracer = match (model, kernel_file) {
         (ModelId::Trace, Some(src)) => {
-            let mut names: Vec<String> = todo
-                .iter()
-                .flat_map(|(_, m)| m.params.keys().cloned())
-                .collect();
-            names.sort();
-            names.dedup();
-            let b = super::trace_calibration::TraceRowBuilder::new(src, &devices, &names);
+            let b = super::trace_calibration::TraceRowBuilder::new(src, &devices);
             for (i, d) in devices.iter().enumerate() {
                 notes.insert(d.name.clone(), b.notes(i));
             }

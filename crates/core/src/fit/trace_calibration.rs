@@ -1,6 +1,6 @@
 //! The `trace` model's rows for calibration and evaluation: measured launches of one kernel
-//! named by a PTX kernel file (the sweep's format, `explore::trace_cell`), each emulated once per
-//! distinct (device, grid, block, arguments) and simulated again for every parameter vector.
+//! named by a PTX kernel file (`emulate::kernel_file`, the sweep's format), each emulated once per
+//! distinct (grid, block, arguments) and simulated again for every device and parameter vector.
 //!
 //! Free parameters (see `calibrate::param_specs`): a scale on the DRAM latency and one on the L2
 //! hit latency of the device's latency table (`data/latencies.toml`), and a launch overhead in
@@ -8,7 +8,7 @@
 //! (as `trace_sim`).
 //!
 //! What it does NOT do: read files (the caller passes the kernel file's text; the PTX and
-//! resource report it names are read by `explore::trace_cell`), or change any latency besides
+//! resource report it names are read by `emulate::kernel_file`), or change any latency besides
 //! DRAM and L2 (the L1 hit, shared and arithmetic latencies stay the table's).
 
 use std::collections::HashMap;
@@ -17,9 +17,9 @@ use std::sync::{Arc, Mutex, OnceLock};
 use super::measurements::{Dim3, Measurement};
 use crate::device::latencies::Resolved as LatencyTable;
 use crate::device::Device;
+use crate::emulate::kernel_file::KernelFile;
 use crate::emulate::Emulation;
-use crate::explore::trace_cell::LoadedKernelFile;
-use crate::model::trace_sim::TraceInputs;
+use crate::model::trace_sim::{KernelResources, TraceInputs};
 use crate::workload::params::ParamValues;
 
 /// A PTX kernel file's text and where it came from (relative paths inside resolve against it).
@@ -29,14 +29,16 @@ pub struct KernelFileSource {
     pub origin: String,
 }
 
-type EmulationKey = (usize, [u32; 3], [u32; 3], Vec<crate::emulate::KernelArg>);
+type EmulationKey = ([u32; 3], [u32; 3], Vec<crate::emulate::KernelArg>);
 type EmulationCell = Arc<OnceLock<std::result::Result<Arc<Emulation>, String>>>;
 
-/// Builds [`TraceInputs`] for measurements: the kernel file loaded once per device, each distinct
-/// launch emulated once.
+/// Builds [`TraceInputs`] for measurements: the kernel file loaded once, each distinct launch
+/// emulated once (the emulation does not depend on the device).
 pub struct TraceRowBuilder {
-    /// Per device index: the loaded file and its latency table, or why it cannot be loaded.
-    files: Vec<std::result::Result<(LoadedKernelFile, Arc<LatencyTable>), String>>,
+    /// The loaded file, or why it cannot be loaded.
+    file: std::result::Result<KernelFile, String>,
+    /// Per device index: its latency table, or why there is none.
+    latencies: Vec<std::result::Result<Arc<LatencyTable>, String>>,
     emulations: Mutex<HashMap<EmulationKey, EmulationCell>>,
 }
 
@@ -63,34 +65,29 @@ pub fn row_params(m: &Measurement) -> ParamValues {
 }
 
 impl TraceRowBuilder {
-    /// Loads `source` for each of `devices`; `names` are the parameter names of the rows.
-    pub fn new(source: &KernelFileSource, devices: &[Device], names: &[String]) -> Self {
-        let files = devices
+    /// Loads `source` once, with the latency table of each of `devices`.
+    pub fn new(source: &KernelFileSource, devices: &[Device]) -> Self {
+        let file = KernelFile::load(&source.text, &source.origin).map_err(|e| e.to_string());
+        let latencies = devices
             .iter()
             .map(|d| {
-                let f = LoadedKernelFile::load(
-                    &source.text,
-                    &source.origin,
-                    Arc::new(d.clone()),
-                    names,
-                )
-                .map_err(|e| e.to_string())?;
-                let lat = Arc::new(f.latencies().clone());
-                Ok((f, lat))
+                crate::device::latencies::for_device(d)
+                    .map(Arc::new)
+                    .map_err(|e| e.to_string())
             })
             .collect();
         Self {
-            files,
+            file,
+            latencies,
             emulations: Mutex::new(HashMap::new()),
         }
     }
 
-    /// Notes of loading (assumed registers, reuse) per device index, or the load error.
+    /// Notes of loading (assumed registers, reuse), or the load error, for a device index.
     pub fn notes(&self, device: usize) -> Vec<String> {
-        match self.files.get(device) {
-            Some(Ok((f, _))) => f.notes().to_vec(),
-            Some(Err(e)) => vec![e.clone()],
-            None => Vec::new(),
+        match (&self.file, self.latencies.get(device)) {
+            (Err(e), _) | (Ok(_), Some(Err(e))) => vec![e.clone()],
+            (Ok(f), _) => f.notes.clone(),
         }
     }
 
@@ -101,23 +98,24 @@ impl TraceRowBuilder {
         device: usize,
         m: &Measurement,
     ) -> std::result::Result<TraceInputs, String> {
-        let (file, lat) = match self.files.get(device) {
-            Some(Ok(f)) => f,
+        let file = self.file.as_ref().map_err(|e| e.clone())?;
+        let lat = match self.latencies.get(device) {
+            Some(Ok(l)) => l,
             Some(Err(e)) => return Err(e.clone()),
-            None => return Err("no kernel file for the row's device".into()),
+            None => return Err("no latency table for the row's device".into()),
         };
         let short = m.kernel.split('(').next().unwrap_or(&m.kernel).trim();
-        if !short.is_empty() && short != file.entry() {
+        if !short.is_empty() && short != file.entry {
             return Err(format!(
                 "kernel is not the kernel file's entry `{}`",
-                file.entry()
+                file.entry
             ));
         }
         let params = row_params(m);
         let (launch, args) = file
             .launch(&params, dims(m.grid)?, dims(m.block)?)
             .map_err(|e| super::calibrate::short_msg(&e))?;
-        let key = (device, launch.grid, launch.block, args.clone());
+        let key = (launch.grid, launch.block, args.clone());
         let cell = {
             let mut map = self
                 .emulations
@@ -127,14 +125,14 @@ impl TraceRowBuilder {
         };
         let em = cell
             .get_or_init(|| {
-                file.emulate(launch, args)
+                file.representative(launch, args)
                     .map_err(|e| super::calibrate::short_msg(&e))
             })
             .clone()?;
         Ok(TraceInputs {
             launch,
             emulation: em,
-            resources: file.resources(),
+            resources: KernelResources::of_file(file),
             latencies: lat.clone(),
             simulated: None,
         })

@@ -435,7 +435,7 @@ pub fn puchala_program(w: &WarpTrace, load_cycles: f64, store_cycles: f64) -> Pr
 #[derive(Debug, Clone, Default)]
 pub struct PtxRequest {
     /// The compiler's resource report for the kernel (registers, shared memory, spills).
-    pub resources: Option<crate::ptx::resources::KernelResources>,
+    pub resources: Option<kerneltime_ptx::resources::KernelResources>,
     /// puchala2022's `t_p` and `t_m`, when given (else the device profile's).
     pub t_p_us: Option<f64>,
     pub t_m_cycles: Option<f64>,
@@ -450,7 +450,7 @@ pub struct PtxFigures {
     /// Registers and shared memory per block used for occupancy.
     pub resources: KernelResources,
     /// The compiler's report, when given (spills).
-    pub report: Option<crate::ptx::resources::KernelResources>,
+    pub report: Option<kerneltime_ptx::resources::KernelResources>,
     /// The trace model's uncalibrated prediction.
     pub trace: Prediction,
     pub run: TraceRun,

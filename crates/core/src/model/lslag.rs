@@ -227,11 +227,7 @@ fn lookup<'a>(what: &str, name: &str, known: &[&'a str]) -> Result<&'a str> {
         .ok_or_else(|| {
             Error::invalid(
                 what,
-                format!(
-                    "unknown {} `{name}`; known: {}",
-                    what,
-                    known.join(", ")
-                ),
+                format!("unknown {} `{name}`; known: {}", what, known.join(", ")),
             )
         })
 }

@@ -110,6 +110,16 @@ pub struct KernelResources {
     pub shared_bytes_per_block: u32,
 }
 
+impl KernelResources {
+    /// The resources a loaded PTX kernel file gives.
+    pub fn of_file(file: &crate::emulate::kernel_file::KernelFile) -> Self {
+        Self {
+            registers_per_thread: file.registers_per_thread,
+            shared_bytes_per_block: file.shared_bytes_per_block,
+        }
+    }
+}
+
 /// One operation of the compressed trace.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum SimOp {
@@ -854,7 +864,7 @@ mod tests {
     fn emulate_case((file, entry, grid, block, args): Case<'_>) -> (LaunchDims, Emulation) {
         let fix = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/ptx");
         let text = std::fs::read_to_string(format!("{fix}/{file}")).unwrap();
-        let (m, _) = crate::ptx::parse(&text);
+        let (m, _) = kerneltime_ptx::parse(&text);
         let args = crate::emulate::KernelArg::parse_all(args).unwrap();
         let launch = LaunchDims { grid, block };
         let em = emulate(&m, entry, launch, &args, Options::default()).unwrap();
@@ -1009,7 +1019,7 @@ mod tests {
         use crate::emulate::{emulate, LaunchDims, Options};
         let fix = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/ptx");
         let text = std::fs::read_to_string(format!("{fix}/basics.nvcc-sm75.ptx")).unwrap();
-        let (m, _) = crate::ptx::parse(&text);
+        let (m, _) = kerneltime_ptx::parse(&text);
         let dev = catalogue::find("V100").unwrap().clone();
         let lat = for_device(&dev).unwrap();
         let res = KernelResources {

@@ -12,7 +12,7 @@
 use std::collections::HashMap;
 use std::sync::mpsc::{Receiver, Sender, TryRecvError};
 
-use crate::ptx::parser::BuildFx;
+use kerneltime_ptx::parser::BuildFx;
 
 use super::SimOp;
 
