@@ -6,6 +6,7 @@
 
 mod analytical;
 mod analyze;
+mod charts;
 mod devices;
 mod evaluate;
 mod explore;
@@ -17,7 +18,7 @@ mod predict;
 mod progress;
 mod ptx_predict;
 mod puchala;
-mod puchala_plot;
+
 mod report;
 mod reproduce;
 mod trace;

@@ -10,8 +10,9 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use super::charts::puchala as puchala_plot;
 use super::predict::PredictArgs;
-use super::{print_json, puchala_plot};
+use super::print_json;
 use kerneltime::device::{catalogue, Device};
 use kerneltime::error::{write_atomic, Error, Result};
 use kerneltime::fit::calibrate::CalibrationFile;
