@@ -1,11 +1,9 @@
 //! `kerneltime calibrate` and `kerneltime evaluate`: fit models to a measurement file and judge
 //! them against it, with a terminal table, JSON, CSV, Markdown, SVG charts and an HTML report.
 
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::report;
 use super::DeviceSelection;
@@ -17,6 +15,7 @@ use kerneltime::fit::calibrate::{
 use kerneltime::fit::measurements::read_measurements;
 use kerneltime::fit::trace_calibration::KernelFileSource;
 use kerneltime::model::ModelId;
+use kerneltime::progress::Progress;
 
 #[derive(Debug, Args)]
 pub struct CalibrateArgs {
@@ -78,22 +77,8 @@ pub fn run_calibrate(args: &CalibrateArgs) -> Result<()> {
         seed: args.seed,
         max_fit_rows: args.max_fit_rows,
     };
-    let bar = if std::io::stderr().is_terminal() {
-        let b = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
-        if let Ok(style) =
-            ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {pos}/{len} groups fitted")
-        {
-            b.set_style(style);
-        }
-        b
-    } else {
-        ProgressBar::hidden()
-    };
-    let cal = calibrate_with_progress(model, &prepared, &options, &set.file, &|done, total| {
-        bar.set_length(total as u64);
-        bar.set_position(done as u64);
-    })?;
-    bar.finish_and_clear();
+    let bar = super::progress::Bar::stderr();
+    let cal = calibrate_with_progress(model, &prepared, &options, &set.file, &bar)?;
     write_atomic(&args.output, cal.to_toml()?.as_bytes())?;
     if args.json {
         return super::print_json(&cal);
@@ -260,21 +245,11 @@ pub fn run_evaluate(args: &EvaluateArgs) -> Result<()> {
         }
     }
     let total: usize = prepared.iter().map(|(p, r)| p.rows.len() * r.len()).sum();
-    let bar = if std::io::stderr().is_terminal() && total > 10_000 {
-        let b = ProgressBar::with_draw_target(Some(total as u64), ProgressDrawTarget::stderr());
-        if let Ok(style) =
-            ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {pos}/{len} predictions")
-        {
-            b.set_style(style);
-        }
-        b
-    } else {
-        ProgressBar::hidden()
-    };
-    let tick = || bar.inc(1);
+    let bar = super::progress::Bar::stderr();
+    bar.start("predictions", total as u64);
     let mut evaluation: Option<kerneltime::eval::evaluate::Evaluation> = None;
     for (p, runs) in &prepared {
-        let e = evaluate(p, runs, &set.file, &tick)?;
+        let e = evaluate(p, runs, &set.file, &bar)?;
         match evaluation.as_mut() {
             None => evaluation = Some(e),
             Some(acc) => {
@@ -287,7 +262,7 @@ pub fn run_evaluate(args: &EvaluateArgs) -> Result<()> {
             }
         }
     }
-    bar.finish_and_clear();
+    bar.finish();
     let mut e = evaluation.ok_or_else(|| Error::invalid("--model", "no model to evaluate"))?;
     e.notes.extend(extra_notes.iter().cloned());
     if e.aggregates.is_empty() {

@@ -1,8 +1,9 @@
 //! The library's front door: [`predict`] one model on one kernel and GPU, [`predict_all`] every
 //! model that can read the kernel with the spread between them as a band, and
-//! [`predict_models`] for a chosen list. Sweeps, calibration and evaluation are
-//! [`crate::explore::sweep`], [`crate::fit::calibrate`] and [`crate::eval::evaluate`]; they run
-//! the same models through the same registry (`model::registry`).
+//! [`predict_models`] for a chosen list; [`sweep`] a design space into a file, [`calibrate`] a
+//! model's free parameters on measurements and [`evaluate`] models against them, each reporting
+//! progress through a [`crate::progress::Progress`]. All of them run the models through the one
+//! registry (`model::registry`).
 //!
 //! ```
 //! use kerneltime::{predict, Kernel, ModelId, Options, PtxLaunch};
@@ -57,6 +58,10 @@ use crate::model::registry::{model, ModelId, Source};
 use crate::model::Prediction;
 use crate::workload::counters::{self, KernelCounters};
 use kerneltime_ptx::ast::Module;
+
+pub use crate::eval::evaluate::evaluate;
+pub use crate::explore::sweep::run_to_file as sweep;
+pub use crate::fit::calibrate::calibrate_with_progress as calibrate;
 
 /// A PTX kernel launch.
 #[derive(Debug, Clone)]

@@ -113,12 +113,12 @@ impl Run<'_> {
     }
 }
 
-/// Evaluates each run on the prepared rows; `tick` is called once per predicted row.
+/// Evaluates each run on the prepared rows; `progress` advances by one per predicted row.
 pub fn evaluate(
     prepared: &Prepared,
     runs: &[Run],
     source: &str,
-    tick: &(dyn Fn() + Sync),
+    progress: &dyn crate::progress::Progress,
 ) -> Result<Evaluation> {
     let mut experiments = Vec::new();
     let mut aggregates = Vec::new();
@@ -130,7 +130,7 @@ pub fn evaluate(
             .rows
             .par_iter()
             .map(|r| {
-                tick();
+                progress.advance(1);
                 let device = &prepared.devices[r.device];
                 let params = match run.calibration {
                     Some(c) => Some(c.params_for(device, &r.kernel).ok_or_else(|| {
@@ -413,7 +413,7 @@ mod tests {
                 calibration: Some(&cal),
             },
         ];
-        let e = evaluate(&p, &runs, "t.csv", &|| {}).unwrap();
+        let e = evaluate(&p, &runs, "t.csv", &crate::progress::Quiet).unwrap();
         // Two variants x two runs.
         assert_eq!(e.experiments.len(), 4);
         assert_eq!(e.aggregates.len(), 2);

@@ -56,16 +56,16 @@ pub fn calibrate(
     options: &CalibrateOptions,
     source: &str,
 ) -> Result<Calibration> {
-    calibrate_with_progress(model, prepared, options, source, &|_, _| {})
+    calibrate_with_progress(model, prepared, options, source, &crate::progress::Quiet)
 }
 
-/// As [`calibrate`]; `progress(done, total)` is called as each group's fit finishes.
+/// As [`calibrate`], reporting one stage of `fits` (one per group) to `progress`.
 pub fn calibrate_with_progress(
     model: ModelId,
     prepared: &Prepared,
     options: &CalibrateOptions,
     source: &str,
-    progress: &(dyn Fn(usize, usize) + Sync),
+    progress: &dyn crate::progress::Progress,
 ) -> Result<Calibration> {
     let mut groups: BTreeMap<(usize, Option<String>), Vec<&Row>> = BTreeMap::new();
     for r in &prepared.rows {
@@ -89,7 +89,7 @@ pub fn calibrate_with_progress(
     let devices = &prepared.devices;
     let keys: Vec<_> = groups.keys().cloned().collect();
     let done = std::sync::atomic::AtomicUsize::new(0);
-    let total = keys.len();
+    progress.start("fits", keys.len() as u64);
     let fitted: Vec<Result<GroupCalibration>> = keys
         .par_iter()
         .enumerate()
@@ -160,10 +160,7 @@ pub fn calibrate_with_progress(
                     );
                 }
             }
-            progress(
-                done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1,
-                total,
-            );
+            progress.update(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) as u64 + 1);
             Ok(GroupCalibration {
                 device: devices[key.0].name.clone(),
                 kernel: key.1.clone(),
@@ -182,6 +179,7 @@ pub fn calibrate_with_progress(
             })
         })
         .collect();
+    progress.finish();
     let groups = fitted.into_iter().collect::<Result<Vec<_>>>()?;
     let mut notes = Vec::new();
     if !prepared.skipped.is_empty() {
