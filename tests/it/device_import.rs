@@ -237,7 +237,10 @@ fn a_wrong_format_exits_2_naming_the_file_and_what_is_missing() {
 fn our_micro_benchmark_program_compiles_to_ptx() {
     let env = root().join(".gpu-toolchain/env.sh");
     if !env.exists() {
-        println!("skipped: the GPU toolchain is absent (bash scripts/install-gpu-toolchain.sh)");
+        crate::common::missing_tool(
+            "toolchain",
+            "the GPU toolchain is absent (bash scripts/install-gpu-toolchain.sh)",
+        );
         return;
     }
     let dir = temp_dir("ubench-ptx");
