@@ -21,7 +21,8 @@ use kerneltime::model::{analytical, wu, ModelId, Prediction, Source};
 use kerneltime::workload::analytical::WuInputs;
 use kerneltime::Options;
 
-/// Runs `predict` for one analytical model (mwp-cwp, hong-kim, wu) on an inputs file.
+/// Runs `predict` for a model that reads an inputs file (mwp-cwp, hong-kim, wu, and any model of
+/// the registry without a layout of its own), printed from its breakdown.
 pub fn run_predict(
     id: ModelId,
     args: &PredictArgs,

@@ -137,14 +137,13 @@ pub fn run(args: &PredictArgs) -> Result<()> {
     if super::ptx_predict::wants_ptx(id, args) {
         return super::ptx_predict::run(Some(id), args, calibration);
     }
+    // Models with a text layout of their own; every other model reads an inputs file and is
+    // printed from its breakdown (so a new model of the registry needs nothing here).
     match id {
         ModelId::Roofline => run_roofline(args, calibration),
-        ModelId::MwpCwp | ModelId::HongKim | ModelId::Wu => {
-            super::analytical::run_predict(id, args, calibration)
-        }
         ModelId::Puchala => super::puchala::run_predict(args, calibration),
         ModelId::Lslag => super::lslag::run_predict(args, calibration),
-        ModelId::Trace => super::ptx_predict::run(Some(id), args, calibration),
+        _ => super::analytical::run_predict(id, args, calibration),
     }
 }
 

@@ -100,9 +100,11 @@ impl Workload {
     }
 }
 
-/// Everything `prepare` needs besides the model name.
+/// Everything `prepare` needs.
 #[derive(Debug, Clone, Copy)]
 pub struct Context<'a> {
+    /// The model the cell runs.
+    pub model: ModelId,
     pub workload: &'a Workload,
     /// `None`: the analytical models take the clock and device fields from the inputs file.
     pub device: Option<&'a Arc<Device>>,
@@ -126,6 +128,7 @@ pub struct Prepared {
 }
 
 /// One registry line.
+#[derive(Clone, Copy)]
 pub struct ModelEntry {
     pub id: ModelId,
     /// What workload it takes, for `--help` and errors.
@@ -175,28 +178,127 @@ impl ModelEntry {
     }
 }
 
-/// The sweep's line of a model (by its registry name), or an error listing the models a sweep
-/// can run.
-pub fn find(name: &str) -> Result<&'static ModelEntry> {
-    let id = name.parse::<ModelId>().ok();
-    MODELS.iter().find(|m| Some(m.id) == id).ok_or_else(|| {
+/// The sweep's line of a model (by its registry name): its fast prepared evaluator when
+/// [`MODELS`] has one, else the generic one (`prepare_generic`), which runs any model of the
+/// registry on an inputs file through `Model::inputs` and `Model::predict` per point.
+pub fn find(name: &str) -> Result<ModelEntry> {
+    let id = name.parse::<ModelId>().map_err(|_| {
         Error::invalid(
             "model",
-            format!(
-                "unknown model `{name}`; a sweep can run: {}",
-                MODELS
-                    .iter()
-                    .map(|m| m.name())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
+            format!("unknown model `{name}`; known: {}", ModelId::names()),
         )
-    })
+    })?;
+    Ok(MODELS
+        .iter()
+        .find(|m| m.id == id)
+        .copied()
+        .unwrap_or(ModelEntry {
+            id,
+            takes: "`inputs` (an inputs file with the fields the model reads)",
+            prepare: prepare_generic,
+        }))
 }
 
 /// Which models take which kind of workload.
 pub fn takes_kernels(model: &str) -> bool {
     model == ModelId::Puchala.name()
+}
+
+// ---------------------------------------------------------------------------------------------
+// any model of the registry, generically
+
+/// A model without a fast sweep path: per point, the swept values are written into the inputs
+/// file's fields and the model reads and predicts it through the registry. Slow (the file is read
+/// per point) but exactly the model's own `predict`.
+struct GenericEvaluator {
+    model: ModelId,
+    table: toml::Table,
+    origin: String,
+    axes: Vec<String>,
+    device: Option<Arc<Device>>,
+    params: Option<Vec<f64>>,
+    notes: Vec<String>,
+}
+
+impl GenericEvaluator {
+    fn run(&self, values: &[f64]) -> Result<Prediction> {
+        let mut table = self.table.clone();
+        for (name, v) in self.axes.iter().zip(values) {
+            table.insert(name.clone(), toml::Value::Float(*v));
+        }
+        let text = toml::to_string(&table).map_err(|e| Error::file(&self.origin, e))?;
+        let m = crate::model::model(self.model);
+        let source = crate::model::Source::File {
+            text: &text,
+            origin: &self.origin,
+        };
+        let (inputs, notes) = m.inputs(&source, self.device.as_deref())?;
+        let mut p = m.predict(self.device.as_deref(), &inputs, self.params.as_deref())?;
+        p.notes.extend(notes);
+        Ok(p)
+    }
+}
+
+impl Evaluator for GenericEvaluator {
+    fn evaluate(&self, values: &[f64], _scratch: &mut Scratch) -> Result<Outcome> {
+        let p = self.run(values)?;
+        let mut o = Outcome::new(p.time_us);
+        o.cycles = p.cycles.unwrap_or(f64::NAN);
+        Ok(o)
+    }
+
+    fn predict(&self, values: &[f64]) -> Result<Prediction> {
+        let mut p = self.run(values)?;
+        p.notes.extend(self.notes.iter().cloned());
+        Ok(p)
+    }
+}
+
+/// Prepares any model of the registry on an inputs file: every axis is written into the file as
+/// a field of its name, so the model reads the swept value wherever it reads that field.
+fn prepare_generic(cx: &Context<'_>) -> Result<Prepared> {
+    let (text, origin) = match cx.workload {
+        Workload::Inputs { text, origin, .. } => (text, origin),
+        Workload::Kernel(k) => {
+            return Err(Error::invalid(
+                "model",
+                format!(
+                    "model {} reads an inputs file (`inputs`), not the kernel `{}`",
+                    cx.model, k.name
+                ),
+            ))
+        }
+    };
+    let table: toml::Table = toml::from_str(text).map_err(|e| Error::file(origin, e.message()))?;
+    let mut notes = vec![format!(
+        "{} has no fast sweep path: each point writes the swept values into {origin} and runs the model on it",
+        cx.model
+    )];
+    let params = match cx.calibration {
+        Some(cal) => {
+            let (q, note) =
+                cal.params_for(cx.model, cx.device.map(|d| &**d), cx.workload.name())?;
+            notes.push(note);
+            Some(q)
+        }
+        None => None,
+    };
+    let ev = GenericEvaluator {
+        model: cx.model,
+        table,
+        origin: origin.clone(),
+        axes: cx.axes.to_vec(),
+        device: cx.device.cloned(),
+        params,
+        notes: notes.clone(),
+    };
+    // The model must read the file at the first point.
+    ev.run(cx.first_values)?;
+    Ok(Prepared {
+        evaluator: Box::new(ev),
+        uses: vec![true; cx.axes.len()],
+        notes,
+    })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -859,6 +961,7 @@ mod tests {
             for v in [3.0, 48.0, 700.0] {
                 let axes = [field.to_string()];
                 let cx = Context {
+                    model: T::MODEL,
                     workload: &workload,
                     device: Some(&device),
                     axes: &axes,
@@ -902,5 +1005,49 @@ mod tests {
             "hong-kim-2009-worked-example.toml",
             ModelId::HongKim,
         );
+    }
+
+    #[test]
+    fn the_generic_path_gives_the_fast_paths_times() {
+        // A model with no entry in MODELS still sweeps: per point through the registry. Its times
+        // must be the fast path's (wu here, which has both).
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/analytical/");
+        let text = std::fs::read_to_string(format!("{path}wu2019-example.toml")).unwrap();
+        let device = Arc::new(catalogue::find("Tesla K40").unwrap().clone());
+        let workload = Workload::Inputs {
+            name: "wu".into(),
+            origin: "wu2019-example.toml".into(),
+            text,
+        };
+        let axes = ["threads_per_block".to_string(), "n_b".to_string()];
+        let cx = Context {
+            model: ModelId::Wu,
+            workload: &workload,
+            device: Some(&device),
+            axes: &axes,
+            first_values: &[128.0, 64.0],
+            t_p_us: None,
+            t_m_cycles: None,
+            calibration: None,
+        };
+        let fast = prepare_analytical::<WuInputs>(&cx).unwrap();
+        let generic = prepare_generic(&cx).unwrap();
+        let mut scratch = Scratch::default();
+        for point in [[128.0, 64.0], [256.0, 1000.0], [1024.0, 13.0]] {
+            let a = fast
+                .evaluator
+                .evaluate(&point, &mut scratch)
+                .unwrap()
+                .time_us;
+            let b = generic
+                .evaluator
+                .evaluate(&point, &mut scratch)
+                .unwrap()
+                .time_us;
+            assert!((a - b).abs() <= 1e-9 * a, "{point:?}: {a} vs {b}");
+        }
+        // A model the registry knows but MODELS does not list gets the generic entry.
+        assert_eq!(find("lslag").unwrap().id, ModelId::Lslag);
+        assert!(find("nope").is_err());
     }
 }

@@ -323,6 +323,7 @@ impl Space {
                 for d in device_list {
                     for cal in calibrations_for(m) {
                         let cx = Context {
+                            model: entry.id,
                             workload: w,
                             device: d,
                             axes: &names,

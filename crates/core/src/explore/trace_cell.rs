@@ -128,6 +128,7 @@ mod tests {
         let axes: Vec<String> = axes.iter().map(|s| s.to_string()).collect();
         let first = vec![1.0; axes.len()];
         prepare_trace(&Context {
+            model: crate::model::ModelId::Trace,
             workload: &workload,
             device: Some(&dev),
             axes: &axes,
