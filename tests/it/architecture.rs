@@ -103,3 +103,92 @@ fn the_core_crate_depends_on_no_cli_crate() {
         "the PTX frontend depends on the core"
     );
 }
+
+/// The non-test code of every `.rs` file under `dir`, with its path relative to `dir`.
+fn code_of(dir: &Path) -> Vec<(String, String)> {
+    let mut files = Vec::new();
+    rust_files(dir, &mut files);
+    files
+        .iter()
+        .map(|f| {
+            let text = std::fs::read_to_string(f).unwrap();
+            let code: String = text
+                .split("#[cfg(test)]")
+                .next()
+                .unwrap_or("")
+                .lines()
+                .filter(|l| !l.trim_start().starts_with("//"))
+                .collect::<Vec<_>>()
+                .join("\n");
+            (f.strip_prefix(dir).unwrap().display().to_string(), code)
+        })
+        .collect()
+}
+
+#[test]
+fn models_do_no_io_and_the_library_prints_nothing() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/core/src");
+    let mut found = Vec::new();
+    for (file, code) in code_of(&root.join("model")) {
+        for banned in [
+            "std::fs",
+            "std::env",
+            "File::",
+            "println!",
+            "eprintln!",
+            "print!(",
+        ] {
+            if code.contains(banned) {
+                found.push(format!("model/{file}: {banned}"));
+            }
+        }
+    }
+    for (file, code) in code_of(&root) {
+        for banned in ["println!", "eprintln!", "print!("] {
+            if code.contains(banned) {
+                found.push(format!("{file}: {banned}"));
+            }
+        }
+    }
+    assert!(found.is_empty(), "{found:#?}");
+}
+
+#[test]
+fn library_errors_name_inputs_not_flags() {
+    // A string literal that starts with a flag (`"--device"`, `"--param n"`) in the library is a
+    // message naming a command-line flag; the CLI maps input names to its own flags. Commands of
+    // other tools quoted in advice (Nsight Compute's `--metrics`) are allowed.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/core/src");
+    let allowed = ["--metrics"];
+    let mut found = Vec::new();
+    for (file, code) in code_of(&root) {
+        for (i, _) in code.match_indices("\"--") {
+            let rest = &code[i + 1..];
+            let flag: String = rest
+                .chars()
+                .take_while(|c| *c == '-' || c.is_ascii_alphanumeric())
+                .collect();
+            if flag.len() > 2 && !allowed.contains(&flag.as_str()) {
+                found.push(format!("{file}: {flag}"));
+            }
+        }
+        for (i, _) in code.match_indices(" --") {
+            let rest = &code[i + 1..];
+            let flag: String = rest
+                .chars()
+                .take_while(|c| *c == '-' || c.is_ascii_lowercase())
+                .collect();
+            let in_string = code[..i].matches('"').count() % 2 == 1;
+            if in_string
+                && flag.len() > 3
+                && !allowed.contains(&flag.as_str())
+                && !code[i.saturating_sub(40)..i].contains("kerneltime ")
+            {
+                found.push(format!("{file}: {flag} (in a message)"));
+            }
+        }
+    }
+    found.sort();
+    found.dedup();
+    assert!(found.is_empty(), "{found:#?}");
+}

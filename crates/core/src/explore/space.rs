@@ -214,7 +214,7 @@ impl Space {
         for given in &spec.inputs {
             let text_path = given.to_string_lossy();
             let (only, path) = match text_path.split_once('=') {
-                Some((m, p)) if registry::MODELS.iter().any(|e| e.name() == m) => {
+                Some((m, p)) if m.parse::<crate::model::ModelId>().is_ok() => {
                     (Some(registry::find(m)?.name()), PathBuf::from(p))
                 }
                 _ => (None, given.clone()),
