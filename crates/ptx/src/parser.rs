@@ -139,6 +139,21 @@ impl<'a> Parser<'a> {
         t
     }
 
+    /// The name that starts at the identifier token `first` (already consumed), extended over the
+    /// dotted words glued to it. PTX identifiers cannot contain `.` (PTX ISA 9.1, section
+    /// "Identifiers", 4.4: `identifier: [a-zA-Z]{followsym}* | {[_$%]{followsym}+`,
+    /// `followsym: [a-zA-Z0-9_$]`), but two real shapes glue words to a name: vector elements
+    /// (`V.x`, `V.r`; section "Vectors as Operands", 6.4.3) and the function names of old LLVM
+    /// releases (`foo.bar`, with parameters `foo.bar_param_0`). Both are kept whole here; the
+    /// emulator decides what a dotted name refers to.
+    fn glued_name(&mut self, first: Token<'a>) -> &'a str {
+        let mut end = first.end;
+        while let (Tok::Dot(_), true) = (self.peek().tok, self.peek().glued) {
+            end = self.bump().end;
+        }
+        &self.lex.source()[first.start..end]
+    }
+
     fn is_punct(&mut self, c: u8) -> bool {
         self.peek().tok == Tok::Punct(c)
     }
@@ -357,7 +372,11 @@ impl<'a> Parser<'a> {
         while let Tok::Dot(d) = self.peek().tok {
             self.bump();
             match d {
-                "param" | "reg" => {}
+                "param" => {}
+                "reg" => p.is_reg = true,
+                "v2" => p.vector = Some(2),
+                "v4" => p.vector = Some(4),
+                "v8" => p.vector = Some(8),
                 "align" => p.align = self.int("an alignment"),
                 "ptr" => after_ptr = true,
                 s if after_ptr && SPACES.contains(&s) => p.ptr_space = Some(s.to_string()),
@@ -365,9 +384,9 @@ impl<'a> Parser<'a> {
             }
         }
         match self.peek().tok {
-            Tok::Ident(n) => {
-                self.bump();
-                p.name = n.to_string();
+            Tok::Ident(_) => {
+                let t = self.bump();
+                p.name = self.glued_name(t).to_string();
             }
             _ => {
                 self.unexpected("a parameter name");
@@ -434,8 +453,15 @@ impl<'a> Parser<'a> {
         if !f.is_entry && self.is_punct(b'(') {
             f.returns = self.param_list();
         }
+        // A name as PTX spells it (`_Z3fooPf`, `%1`), with glued dotted words (`foo.bar`, old
+        // LLVM), or quoted (`"foo.bar"`, as LLVM's assembly printer quotes a symbol that is not
+        // a plain identifier); the quotes are not part of the name.
         match self.peek().tok {
-            Tok::Ident(n) => {
+            Tok::Ident(_) => {
+                let t = self.bump();
+                f.name = self.glued_name(t).to_string();
+            }
+            Tok::Str(n) => {
                 self.bump();
                 f.name = n.to_string();
             }
@@ -632,12 +658,14 @@ impl<'a> Parser<'a> {
             }
         }
         loop {
-            let Tok::Ident(name) = self.peek().tok else {
+            let first = self.peek();
+            let Tok::Ident(_) = first.tok else {
                 self.unexpected("a register name");
                 self.skip_statement();
                 return;
             };
             self.bump();
+            let name = self.glued_name(first);
             let mut count = None;
             if self.eat_punct(b'<') {
                 count = self.int("a register count");
@@ -679,12 +707,14 @@ impl<'a> Parser<'a> {
         }
         let mut out = Vec::new();
         loop {
-            let Tok::Ident(name) = self.peek().tok else {
+            let first = self.peek();
+            let Tok::Ident(_) = first.tok else {
                 self.unexpected("a variable name");
                 self.skip_statement();
                 return out;
             };
             self.bump();
+            let name = self.glued_name(first);
             let mut dims = Vec::new();
             while self.eat_punct(b'[') {
                 let d = match self.peek().tok {
@@ -832,8 +862,9 @@ impl<'a> Parser<'a> {
         }
         let t = self.peek();
         match t.tok {
-            Tok::Ident(n) => {
+            Tok::Ident(_) => {
                 self.bump();
+                let n = self.glued_name(t);
                 if n == "_" {
                     return Some(Operand::Sink);
                 }
@@ -850,6 +881,12 @@ impl<'a> Parser<'a> {
                     }
                 }
                 Some(name)
+            }
+            // A quoted symbol (a call target or function address named as the declaration
+            // quoted it).
+            Tok::Str(n) => {
+                self.bump();
+                Some(Operand::Name(self.sym(n)))
             }
             Tok::Int(v) => {
                 self.bump();
@@ -902,8 +939,9 @@ impl<'a> Parser<'a> {
         let mut base = None;
         let mut offset: i64 = 0;
         let mut extra = Vec::new();
-        if let Tok::Ident(n) = self.peek().tok {
-            self.bump();
+        if let Tok::Ident(_) = self.peek().tok {
+            let t = self.bump();
+            let n = self.glued_name(t);
             base = Some(self.sym(n));
         }
         loop {
@@ -1050,6 +1088,88 @@ $L__BB0_2:
             .items
             .iter()
             .any(|x| x.message.contains("frobnicate") && x.line == 30));
+    }
+
+    /// Shapes public PTX uses that are legal but unusual: registers without `%`, vector
+    /// elements, texture geometries, a kernel named `%1`, dotted and quoted function names.
+    #[test]
+    fn parses_the_unusual_shapes_of_real_projects() {
+        let src = r#"
+.version 6.5
+.target sm_60
+.address_size 64
+.global .texref tex_ref;
+.func (.reg .v2 .u32 out) old.llvm.name(.param .u64 old.llvm.name_param_0)
+{
+    .reg .u64 p;
+    ld.param.u64 p, [old.llvm.name_param_0];
+    mov.u32 out.x, 1;
+    mov.u32 out.y, out.x;
+    ret;
+}
+.func "quoted.fn"()
+{
+    ret;
+}
+.visible .entry %1(.param .align 8 .b8 agg[16])
+{
+    .reg .v4 .f32 V;
+    .reg .f32 a, b;
+    .reg .u32 r;
+    ld.param.u32 r, [agg+4];
+    tex.2d.v4.f32.f32 {a, b, V.z, V.w}, [tex_ref, {a, b}];
+    mov.f32 a, V.r;
+    call (V), old.llvm.name, (r);
+    call.uni "quoted.fn", ();
+    ret;
+}
+"#;
+        let (m, d) = parse(src);
+        assert!(!d.has_errors(), "{:?}", d.items);
+        let names: Vec<&str> = m.functions.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["old.llvm.name", "quoted.fn", "%1"]);
+        assert_eq!(m.functions[0].params[0].name, "old.llvm.name_param_0");
+        let k = &m.functions[2];
+        assert!(k.is_entry);
+        assert_eq!(
+            (k.params[0].ty.as_str(), k.params[0].array),
+            ("b8", Some(16))
+        );
+        assert_eq!(k.params[0].align, Some(8));
+        let ins: Vec<&Instruction> = k.instructions().collect();
+        assert_eq!(
+            ins[0].operands[1],
+            Operand::Address {
+                base: Some("agg".into()),
+                offset: 4,
+                extra: vec![]
+            }
+        );
+        assert_eq!(*ins[1].modifiers, ["2d", "v4", "f32", "f32"]);
+        assert_eq!(ins[1].class, Class::Load(classify::Space::Texture));
+        let Operand::Vector(dst) = &ins[1].operands[0] else {
+            panic!("tex destination is a vector: {:?}", ins[1].operands[0]);
+        };
+        assert_eq!(dst[2], Operand::Name("V.z".into()));
+        let Operand::Address { base, extra, .. } = &ins[1].operands[1] else {
+            panic!("tex source is an address");
+        };
+        assert_eq!(base.as_deref(), Some("tex_ref"));
+        assert_eq!(
+            extra[0],
+            Operand::Vector(vec![Operand::Name("a".into()), Operand::Name("b".into())])
+        );
+        assert_eq!(ins[2].operands[1], Operand::Name("V.r".into()));
+        assert_eq!(ins[3].operands[1], Operand::Name("old.llvm.name".into()));
+        assert_eq!(ins[4].operands[0], Operand::Name("quoted.fn".into()));
+        let f = &m.functions[0];
+        assert!(f.returns[0].is_reg && !f.params[0].is_reg);
+        assert_eq!(
+            (f.returns[0].ty.as_str(), f.returns[0].vector),
+            ("u32", Some(2))
+        );
+        let fi: Vec<&Instruction> = f.instructions().collect();
+        assert_eq!(fi[1].operands[0], Operand::Name("out.x".into()));
     }
 
     #[test]
