@@ -25,18 +25,17 @@ pub mod launch;
 pub mod sampling;
 mod warp;
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::BTreeSet;
 
 use crate::error::Result;
 use crate::ptx::ast::Module;
 use crate::ptx::cfg::Cfg;
 use crate::ptx::diag::Diagnostics;
-use crate::ptx::loops::find_loops;
 use crate::workload::trace::WarpTrace;
 use decode::{decode, DInst, Src};
 use warp::Emulator;
 
-pub use args::{find_entry, resolve_args, ArgValue, KernelArg, ParamValue};
+pub use args::{find_entry, resolve_args, ArgValue, KernelArg, ParamValue, ResolvedArgs};
 pub use launch::LaunchDims;
 pub use sampling::{positions, representative, SampledBlock, Sampling};
 
@@ -138,10 +137,9 @@ pub fn emulate(
     let f = find_entry(m, entry)?;
     launch.validate(f)?;
     let address_bits = m.address_size.unwrap_or(64);
-    let (params, param_report) = resolve_args(f, args, address_bits)?;
+    let resolved = resolve_args(f, args, address_bits)?;
     let mut diags = Diagnostics::default();
     let cfg = Cfg::build(f, &mut diags);
-    let loops = find_loops(&cfg);
     let dec = decode(m, f, &cfg);
     let mut notes = Vec::new();
     for (op, line) in dec.opaque.iter().take(8) {
@@ -149,13 +147,25 @@ pub fn emulate(
             "line {line}: `{op}` is not emulated; it issues and its result is unknown"
         ));
     }
-    let mut back_edges = HashSet::new();
-    for l in &loops {
-        for &e in &l.back_edges {
-            back_edges.insert(e);
-        }
+    for (line, callee, why) in dec.unfollowed.iter().take(8) {
+        notes.push(format!(
+            "line {line}: call to `{callee}` not followed ({why}); it counts as one instruction and its results are unknown"
+        ));
     }
-    let mut em = Emulator::new(&cfg, &dec, params, launch, back_edges, opts.step_budget);
+    if dec.funcs.len() > 1 {
+        let names: Vec<&str> = dec.funcs[1..].iter().map(|g| g.name.as_str()).collect();
+        notes.push(format!(
+            "calls followed into {} (each call runs the function with its own registers and parameters)",
+            names.join(", ")
+        ));
+    }
+    let mut em = Emulator::new(
+        &dec,
+        resolved.values,
+        resolved.fields,
+        launch,
+        opts.step_budget,
+    );
     let blocks = sampling::blocks(&launch, opts.sampling);
     let mut warps = Vec::new();
     let mut seen_notes = BTreeSet::new();
@@ -182,7 +192,7 @@ pub fn emulate(
         launch,
         warps,
         sampled_blocks: blocks,
-        params: param_report,
+        params: resolved.report,
         shared_bytes_static: dec.shared_bytes,
         notes,
         regs: dec.insts.iter().map(instr_regs).collect(),
