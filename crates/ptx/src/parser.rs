@@ -388,6 +388,11 @@ impl<'a> Parser<'a> {
                 let t = self.bump();
                 p.name = self.glued_name(t).to_string();
             }
+            // Quoted like the function's name (`"f.g_param_0"`).
+            Tok::Str(n) => {
+                self.bump();
+                p.name = n.to_string();
+            }
             _ => {
                 self.unexpected("a parameter name");
                 return None;
@@ -1107,7 +1112,7 @@ $L__BB0_2:
     mov.u32 out.y, out.x;
     ret;
 }
-.func "quoted.fn"()
+.func "quoted.fn"(.param .b32 "quoted.fn_param_0")
 {
     ret;
 }
@@ -1128,6 +1133,7 @@ $L__BB0_2:
         assert!(!d.has_errors(), "{:?}", d.items);
         let names: Vec<&str> = m.functions.iter().map(|f| f.name.as_str()).collect();
         assert_eq!(names, ["old.llvm.name", "quoted.fn", "%1"]);
+        assert_eq!(m.functions[1].params[0].name, "quoted.fn_param_0");
         assert_eq!(m.functions[0].params[0].name, "old.llvm.name_param_0");
         let k = &m.functions[2];
         assert!(k.is_entry);

@@ -323,12 +323,8 @@ impl<'a> Emulator<'a> {
                                     }
                                 }
                             }
-                            None => {
-                                if noted.insert(d.line) {
-                                    trace.notes.push(format!("line {}: call not followed; counted as one instruction, results unknown", d.line));
-                                }
-                                self.set_unknown(&d.dst, exec);
-                            }
+                            // Not followed (`decode` says why in the launch's notes).
+                            None => self.set_unknown(&d.dst, exec),
                         }
                     }
                     OpK::Tex => {
