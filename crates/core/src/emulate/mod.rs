@@ -4,9 +4,17 @@
 //! is one `workload::trace::WarpTrace` per emulated warp.
 //!
 //! Values: each register lane holds a value or is *unknown* (a two-level lattice). Kernel
-//! arguments come from `--arg`; pointer parameters without a value get distinct synthetic base
-//! addresses (`(k + 1) << 36`), so address patterns are exact relative to them. Values loaded from
-//! memory are unknown. A branch whose predicate is unknown for some lanes follows wang2019's
+//! arguments come from `--arg` (by-value aggregate parameters by field: `p+4=7`); pointer
+//! parameters without a value get distinct synthetic base addresses (`(k + 1) << 36`), so address
+//! patterns are exact relative to them. Values loaded from memory or fetched from textures are
+//! unknown. A register is any name the function declares, with or without `%`; vector registers
+//! and vector operands are tracked per element.
+//!
+//! Calls into a `.func` with a body in the module are followed: the callee runs on the calling
+//! lanes with its own SIMT stack, registers and parameter space (arguments and return values
+//! pass through `.param` variables or registers as declared), recursion up to 64 calls deep.
+//! Calls through function pointers or into functions without a body issue as one instruction
+//! with unknown results (a note says so). A branch whose predicate is unknown for some lanes follows wang2019's
 //! conservative rule: those lanes take both sides of a forward branch (the code is assumed to
 //! run), and leave a loop at a backward branch (one more iteration would be a guess); both are
 //! reported in the notes. A per-warp step budget stops runaway loops with an error.
@@ -15,8 +23,8 @@
 //! blocks) stand for all blocks; every warp of a sampled block is emulated (partial warps
 //! included), in launch order. `Sampling::All` emulates every block.
 //!
-//! What it does NOT do: follow calls, jump tables, or memory contents; model atomics' values or
-//! textures; time anything (that is `model::trace_sim`).
+//! What it does NOT do: follow indirect calls, jump tables, or memory contents; model atomics'
+//! values or texture layouts; time anything (that is `model::trace_sim`).
 
 mod alu;
 pub mod args;
