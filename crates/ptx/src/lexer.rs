@@ -125,6 +125,20 @@ impl<'a> Lexer<'a> {
         self.line
     }
 
+    /// Skips the rest of the current line up to (not past) its newline, without making tokens.
+    /// Returns false, having skipped nothing, when the rest holds a string or a block comment
+    /// (which may hide a newline or a `;`); the caller then skips token by token.
+    pub fn skip_rest_of_line(&mut self) -> bool {
+        let rest = &self.bytes[self.pos..];
+        let end = rest.iter().position(|&b| b == b'\n').unwrap_or(rest.len());
+        let line = &rest[..end];
+        if line.contains(&b'"') || line.windows(2).any(|w| w == b"/*") {
+            return false;
+        }
+        self.pos += end;
+        true
+    }
+
     /// Produces the next token.
     pub fn next_token(&mut self) -> Token<'a> {
         let skipped = self.skip_trivia();

@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 use super::ast::*;
 use super::classify::{self, Class};
-use super::diag::{Diagnostics, Severity};
+use super::diag::{Diagnostic, Diagnostics, Severity};
 use super::lexer::{Lexer, Tok, Token};
 
 /// Deepest operand nesting accepted (`[{...}]` is 2).
@@ -26,6 +26,20 @@ pub const MAX_NESTING: u32 = 8;
 
 /// Parses PTX text into a module and diagnostics.
 pub fn parse(src: &str) -> (Module, Diagnostics) {
+    let mut functions = Vec::new();
+    let (mut module, diags) = parse_each(src, |_, f, _| functions.push(f));
+    module.functions = functions;
+    (module, diags)
+}
+
+/// Parses PTX text and hands each function to `sink` as soon as it is parsed, with the module
+/// so far (directives and variables declared before it) and the diagnostics raised while
+/// parsing it; the returned module has no functions. Memory then stays proportional to the
+/// largest function instead of the whole module (`kerneltime analyze` streams this way).
+pub fn parse_each(
+    src: &str,
+    mut sink: impl FnMut(&Module, Function, &[Diagnostic]),
+) -> (Module, Diagnostics) {
     let mut p = Parser {
         lex: Lexer::new(src),
         peeked: VecDeque::new(),
@@ -34,14 +48,27 @@ pub fn parse(src: &str) -> (Module, Diagnostics) {
         diags: Diagnostics::default(),
         last_loc: None,
     };
-    let module = p.module();
+    let module = p.module(&mut sink);
     (module, p.diags)
 }
 
+/// Interned names kept across functions before the table is emptied: labels and most register
+/// names are local to a function, so a module of many functions would otherwise keep every
+/// one of them for the whole parse.
+const MAX_INTERNED: usize = 1 << 16;
+
 /// Parses bytes; invalid UTF-8 is replaced (and reported by the lexer as non-PTX characters).
 pub fn parse_bytes(bytes: &[u8]) -> (Module, Diagnostics) {
-    let text = String::from_utf8_lossy(bytes);
-    parse(&text)
+    parse(&text_of(bytes))
+}
+
+/// Bytes as text: borrowed when they are UTF-8 (checked by the fast path of `str::from_utf8`),
+/// with invalid sequences replaced by U+FFFD otherwise.
+pub fn text_of(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
+    match std::str::from_utf8(bytes) {
+        Ok(s) => std::borrow::Cow::Borrowed(s),
+        Err(_) => String::from_utf8_lossy(bytes),
+    }
 }
 
 /// An interned opcode spelling: opcode, modifiers, class.
@@ -219,6 +246,10 @@ impl<'a> Parser<'a> {
 
     /// Skips the remaining tokens on the line of `line`.
     fn skip_line(&mut self, line: u32) {
+        // Nothing read ahead: skip the raw bytes (a `.loc` line is a fifth of nvcc's output).
+        if self.peeked.is_empty() && self.lex.line() == line && self.lex.skip_rest_of_line() {
+            return;
+        }
         while self.peek().line == line && self.peek().tok != Tok::Eof {
             self.bump();
         }
@@ -257,7 +288,7 @@ impl<'a> Parser<'a> {
         out
     }
 
-    fn module(&mut self) -> Module {
+    fn module(&mut self, sink: &mut dyn FnMut(&Module, Function, &[Diagnostic])) -> Module {
         let mut m = Module::default();
         let mut linkage = String::new();
         loop {
@@ -340,8 +371,12 @@ impl<'a> Parser<'a> {
                     continue;
                 }
                 Tok::Dot("entry") | Tok::Dot("func") => {
+                    let first_diag = self.diags.items.len();
                     let f = self.function(std::mem::take(&mut linkage));
-                    m.functions.push(f);
+                    if self.syms.len() > MAX_INTERNED {
+                        self.syms.clear();
+                    }
+                    sink(&m, f, &self.diags.items[first_diag..]);
                 }
                 Tok::Dot(s) if SPACES.contains(&s) => {
                     let vars = self.variable(std::mem::take(&mut linkage));
@@ -1176,6 +1211,40 @@ $L__BB0_2:
         );
         let fi: Vec<&Instruction> = f.instructions().collect();
         assert_eq!(fi[1].operands[0], Operand::Name("out.x".into()));
+    }
+
+    #[test]
+    fn parse_each_hands_out_the_functions_parse_collects() {
+        let (whole, d) = parse(SMALL);
+        let mut seen = Vec::new();
+        let mut own_diags = Vec::new();
+        let (rest, d2) = parse_each(SMALL, |m, f, fd| {
+            // The module so far: directives and variables before the function.
+            assert_eq!(m.version.as_deref(), Some("9.5"));
+            seen.push(f);
+            own_diags.push(fd.to_vec());
+        });
+        assert_eq!(seen, whole.functions);
+        assert!(rest.functions.is_empty());
+        assert_eq!((rest.variables.len(), d2.items.len()), (1, d.items.len()));
+        // The unknown opcode's warning belongs to the kernel that holds it.
+        assert!(own_diags[0].is_empty());
+        assert!(own_diags[1]
+            .iter()
+            .any(|x| x.message.contains("frobnicate")));
+    }
+
+    #[test]
+    fn loc_lines_are_skipped_whole() {
+        // `.loc` with trailing inlining info, and one whose rest hides a block comment that
+        // spans lines: both leave the next line's instruction intact.
+        let src = ".entry k() {\n.loc 1 2 3, function_name $L__info_string0, inlined_at 1 4 5\n mov.u32 %r1, 1;\n.loc 1 6 7 /* a\n b */ ret;\n}\n";
+        let (m, d) = parse(src);
+        assert!(!d.has_errors(), "{:?}", d.items);
+        let ins: Vec<&Instruction> = m.functions[0].instructions().collect();
+        assert_eq!(ins.len(), 2);
+        assert_eq!(ins[0].loc.map(|l| l.line), Some(2));
+        assert_eq!((ins[1].opcode.as_str(), ins[1].line), ("ret", 5));
     }
 
     #[test]
