@@ -29,15 +29,20 @@ fn frontend(text: &str) -> usize {
     work
 }
 
-/// All fixtures concatenated, repeated to at least `bytes`.
-fn big_file(bytes: usize) -> String {
+/// The fixture files, sorted.
+fn fixture_paths() -> Vec<std::path::PathBuf> {
     let mut paths: Vec<_> = std::fs::read_dir(FIXTURES)
         .unwrap()
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "ptx"))
         .collect();
     paths.sort();
-    let all: String = paths
+    paths
+}
+
+/// All fixtures concatenated, repeated to at least `bytes`.
+fn big_file(bytes: usize) -> String {
+    let all: String = fixture_paths()
         .iter()
         .map(|p| std::fs::read_to_string(p).unwrap())
         .collect();
@@ -76,13 +81,7 @@ fn rename(text: &str, name: &str, suffix: &str) -> String {
 /// A module of many kernels: every fixture, its kernels renamed per copy (`name_c7`), repeated
 /// to at least `bytes` (about 3,850 kernels in 13 MB).
 fn many_kernels(bytes: usize) -> (String, usize) {
-    let mut paths: Vec<_> = std::fs::read_dir(FIXTURES)
-        .unwrap()
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "ptx"))
-        .collect();
-    paths.sort();
-    let files: Vec<(String, Vec<String>)> = paths
+    let files: Vec<(String, Vec<String>)> = fixture_paths()
         .iter()
         .map(|p| {
             let text = std::fs::read_to_string(p).unwrap();

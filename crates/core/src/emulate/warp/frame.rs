@@ -259,23 +259,38 @@ impl Emulator<'_> {
     fn bind_formal(&mut self, formal: &Formal, pieces: &[Cell], exec: u32) {
         match formal {
             Formal::Regs { regs, bits } => {
-                for (k, r) in regs.iter().enumerate() {
-                    let v = read(pieces, k as u64 * u64::from(bits / 8), bits / 8);
-                    self.write(Some(*r), exec, &v.v, v.known);
-                }
+                self.pieces_to_regs(regs.iter().copied().enumerate(), *bits, pieces, exec)
             }
-            Formal::Param { addr, .. } => {
-                for p in pieces {
-                    store(
-                        self.frames.space(),
-                        addr.saturating_add(p.addr),
-                        p.bytes,
-                        &p.val.v,
-                        p.val.known,
-                        exec,
-                    );
-                }
-            }
+            Formal::Param { addr, .. } => self.pieces_to_params(*addr, pieces, exec),
+        }
+    }
+
+    /// Writes element `k` of `pieces` (`bits` wide, at byte `k * bits / 8`) to each `(k, reg)`.
+    fn pieces_to_regs(
+        &mut self,
+        regs: impl Iterator<Item = (usize, u16)>,
+        bits: u8,
+        pieces: &[Cell],
+        exec: u32,
+    ) {
+        for (k, r) in regs {
+            let v = read(pieces, k as u64 * u64::from(bits / 8), bits / 8);
+            self.write(Some(r), exec, &v.v, v.known);
+        }
+    }
+
+    /// Stores `pieces` at `addr` of the current frame's parameter space.
+    fn pieces_to_params(&mut self, addr: u64, pieces: &[Cell], exec: u32) {
+        for p in pieces {
+            let at = addr.saturating_add(p.addr);
+            store(
+                self.frames.space(),
+                at,
+                p.bytes,
+                &p.val.v,
+                p.val.known,
+                exec,
+            );
         }
     }
 
@@ -307,25 +322,13 @@ impl Emulator<'_> {
     fn write_actual(&mut self, a: &Actual, pieces: &[Cell], bits: u8, exec: u32) {
         match a {
             Actual::Values(srcs) => {
-                for (k, s) in srcs.iter().enumerate() {
-                    if let Src::Reg(r) = s {
-                        let v = read(pieces, k as u64 * u64::from(bits / 8), bits / 8);
-                        self.write(Some(*r), exec, &v.v, v.known);
-                    }
-                }
+                let regs = srcs.iter().enumerate().filter_map(|(k, s)| match s {
+                    Src::Reg(r) => Some((k, *r)),
+                    _ => None,
+                });
+                self.pieces_to_regs(regs, bits, pieces, exec)
             }
-            Actual::Param { addr, .. } => {
-                for p in pieces {
-                    store(
-                        self.frames.space(),
-                        addr.saturating_add(p.addr),
-                        p.bytes,
-                        &p.val.v,
-                        p.val.known,
-                        exec,
-                    );
-                }
-            }
+            Actual::Param { addr, .. } => self.pieces_to_params(*addr, pieces, exec),
         }
     }
 
