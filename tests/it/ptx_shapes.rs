@@ -245,10 +245,18 @@ fn calls_into_func_are_followed_with_their_own_frames() {
         .notes
         .iter()
         .any(|n| n.contains("`vprintf`") && n.contains("no body")));
-    // Recursion deeper than the bound is a clear error, not a hang or a stack overflow.
-    let deep = warp("reg_calls.ptx", "reg_calls", &["depth=100"])
-        .unwrap_err()
-        .to_string();
+    // Recursion deeper than the bound is a clear error, not a hang or a stack overflow: even
+    // on a thread with a 1 MiB stack (half a test thread's), in a debug build.
+    let deep = std::thread::Builder::new()
+        .stack_size(1 << 20)
+        .spawn(|| {
+            warp("reg_calls.ptx", "reg_calls", &["depth=100"])
+                .unwrap_err()
+                .to_string()
+        })
+        .unwrap()
+        .join()
+        .unwrap();
     assert!(
         deep.contains("nested more than 64 deep") && deep.contains("rsum"),
         "{deep}"
