@@ -400,7 +400,10 @@ impl<'a> Parser<'a> {
         m
     }
 
-    /// `.param .u64 .ptr .global .align 1 name[16]` (also `.reg .b32 name` in `.func` lists).
+    /// `.param .u64 .ptr .global .align 1 name[16]` (also `.reg .b32 name` and `.reg .v2 .u32
+    /// name` in `.func` lists: PTX ISA 9.1, "Kernel and Function Directives: .func", 11.2.2,
+    /// and "Function Declarations and Definitions", 7.1: parameters in the `.reg` or `.param`
+    /// state space, scalars or vectors).
     fn param(&mut self) -> Option<Param> {
         let mut p = Param::default();
         let mut after_ptr = false;

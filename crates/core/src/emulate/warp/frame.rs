@@ -2,7 +2,8 @@
 //! calling lanes with its own SIMT stack, its own registers (saved and restored when the callee
 //! is already running, so recursion works) and its own parameter space; arguments and return
 //! values pass through `.param` variables or registers as the declarations say (PTX ISA 9.1,
-//! "Control Flow Instructions: call", and "Parameter State Space", 5.1.6). Also the loads and
+//! "Function Declarations and Definitions", 7.1, "Parameter State Space", 5.1.6, and "Control
+//! Flow Instructions: call"). Also the loads and
 //! stores of the parameter space: kernel parameters (scalars as their little-endian bytes,
 //! by-value aggregates by the fields given as arguments) and the frames' own `.param` variables.
 //!
