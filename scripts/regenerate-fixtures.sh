@@ -52,4 +52,16 @@ for src in *.cl; do
   $CLANG_OCL -march=sm_61 -S "$src" -o "$p"
   report "$CUDA12_PTXAS" sm_61 "$p"
 done
+# Shapes of public PTX the emulator follows (calls into .func, a struct passed by value, a
+# texture object): nvcc for sm_75 only and without line info (no machine paths), into
+# OUT/shapes/, next to the hand-written shape fixtures.
+cd "$ROOT/kernels/shapes"
+mkdir -p "$OUT/shapes"
+for src in *.cu; do
+  stem="$(basename "$src" .cu)"
+  [ -n "$ONLY" ] && [ "$ONLY" != "$stem" ] && continue
+  p="$OUT/shapes/$stem.nvcc-sm75.ptx"
+  nvcc -arch=sm_75 -ptx "$src" -o "$p"
+  report ptxas sm_75 "$p"
+done
 echo "fixtures in $OUT"

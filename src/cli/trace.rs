@@ -29,7 +29,8 @@ pub struct TraceArgs {
     /// Block dimensions X[,Y,Z].
     #[arg(long)]
     pub block: String,
-    /// A kernel argument NAME=VALUE (PTX name, name without the kernel prefix, or position).
+    /// A kernel argument NAME=VALUE (PTX name, name without the kernel prefix, or position);
+    /// NAME+OFFSET=VALUE gives the field at byte OFFSET of a struct passed by value.
     #[arg(long = "arg", value_name = "NAME=VALUE")]
     pub args: Vec<String>,
     /// Emulate every block instead of the first/interior/last classes.

@@ -103,3 +103,51 @@ fn garbage_and_missing_files_are_clean_errors() {
     assert!(err.contains("junk.ptx"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `analyze --json` streams: one kernel per line of one JSON document, and memory that follows
+/// the input rather than the number of kernels. 900 copies of the four basics kernels (8 MB,
+/// 3,600 kernels) must analyze within 64 MB plus four times the input of address space
+/// (`ulimit -v`); holding every kernel's analysis and a JSON tree of all of them took about
+/// fifteen times the input.
+#[cfg(target_os = "linux")]
+#[test]
+fn json_streams_one_kernel_per_line_in_bounded_memory() {
+    let base = std::fs::read_to_string(format!("{FIX}/basics.nvcc-sm75.ptx")).unwrap();
+    let kernels = ["vector_add", "matmul_naive", "matmul_tiled", "reduce_sum"];
+    let mut module = String::new();
+    for copy in 0..900 {
+        let mut t = base.clone();
+        for k in kernels {
+            t = t.replace(k, &format!("{k}_{copy}"));
+        }
+        module.push_str(&t);
+    }
+    let dir = std::env::temp_dir().join(format!("kt-analyze-stream-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("many.ptx");
+    std::fs::write(&file, &module).unwrap();
+    let limit_kb = 64 * 1024 + 4 * module.len() / 1024;
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -v {limit_kb} && exec \"$0\" analyze \"$1\" --json"
+        ))
+        .arg(env!("CARGO_BIN_EXE_kerneltime"))
+        .arg(&file)
+        .output()
+        .expect("sh runs");
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(
+        out.status.success(),
+        "analyze failed within {limit_kb} KB: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    // `{"entries":[`, one line per kernel, `],"notes":[...]}`.
+    assert_eq!(text.lines().count(), 3600 + 2);
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let entries = v["entries"].as_array().unwrap();
+    assert_eq!(entries.len(), 3600);
+    assert_eq!(entries[3599]["name"], "reduce_sum_899");
+    assert_eq!(entries[3599]["loops"][0]["trip_count"], 8);
+}

@@ -29,6 +29,7 @@ mod ptx_drift;
 mod ptx_fixtures;
 mod ptx_resources;
 mod ptx_robust;
+mod ptx_shapes;
 mod puchala_cli;
 mod puchala_common;
 mod puchala_reproduce;

@@ -153,6 +153,10 @@ pub struct Param {
     pub align: Option<u64>,
     /// The pointee space of an OpenCL-style `.ptr .global` parameter.
     pub ptr_space: Option<String>,
+    /// True for a `.reg` parameter of a `.func` (passed in registers); false for `.param`.
+    pub is_reg: bool,
+    /// Vector width of a `.v2` / `.v4` parameter.
+    pub vector: Option<u8>,
 }
 
 /// `.reg .f32 %f<60>;` declares 60 registers `%f0`..`%f59`; `.reg .b32 %r;` declares one.

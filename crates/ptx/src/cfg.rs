@@ -120,7 +120,7 @@ pub fn branch_target(i: &Instruction) -> Option<&str> {
 impl<'f> Cfg<'f> {
     /// Builds the graph of a function; problems (unknown labels) go to `diags`.
     pub fn build(f: &'f Function, diags: &mut Diagnostics) -> Cfg<'f> {
-        let mut instrs = Vec::new();
+        let mut instrs = Vec::with_capacity(f.body.len());
         let mut blocks: Vec<Block> = Vec::new();
         let mut label_block: HashMap<&'f str, usize, BuildFx> = HashMap::default();
         let mut cur = Block {
@@ -256,7 +256,8 @@ impl<'f> Cfg<'f> {
         let mut ipdom = dominators(&rsucc, &rpred, n);
         ipdom.truncate(n);
         let (dom_pre, dom_post) = dom_numbering(&idom);
-        let mut defs: HashMap<&'f str, Vec<usize>, BuildFx> = HashMap::default();
+        let mut defs: HashMap<&'f str, Vec<usize>, BuildFx> =
+            HashMap::with_capacity_and_hasher(f.registers.len().max(16), BuildFx::default());
         for (k, i) in instrs.iter().enumerate() {
             if let Some(d) = dest(i) {
                 defs.entry(d).or_default().push(k);

@@ -125,6 +125,20 @@ impl<'a> Lexer<'a> {
         self.line
     }
 
+    /// Skips the rest of the current line up to (not past) its newline, without making tokens.
+    /// Returns false, having skipped nothing, when the rest holds a string or a block comment
+    /// (which may hide a newline or a `;`); the caller then skips token by token.
+    pub fn skip_rest_of_line(&mut self) -> bool {
+        let rest = &self.bytes[self.pos..];
+        let end = rest.iter().position(|&b| b == b'\n').unwrap_or(rest.len());
+        let line = &rest[..end];
+        if line.contains(&b'"') || line.windows(2).any(|w| w == b"/*") {
+            return false;
+        }
+        self.pos += end;
+        true
+    }
+
     /// Produces the next token.
     pub fn next_token(&mut self) -> Token<'a> {
         let skipped = self.skip_trivia();
@@ -179,6 +193,25 @@ impl<'a> Lexer<'a> {
                 .get(start + 1)
                 .is_some_and(|c| c.is_ascii_digit())
             {
+                // Texture geometries are modifiers that start with a digit: `.1d`, `.2d`, `.3d`,
+                // `.2dms` (PTX ISA 9.1, "Texture Instructions: tex", 9.7.10.3: `.geom = { .1d,
+                // .2d, .3d, .a1d, .a2d, .cube, .acube, .2dms, .a2dms }`). Digits followed by a
+                // letter that cannot continue a number make a modifier, not a literal.
+                let mut end = start + 1;
+                while self.bytes.get(end).is_some_and(|c| c.is_ascii_digit()) {
+                    end += 1;
+                }
+                let next = self.bytes.get(end).copied().unwrap_or(0);
+                let exponent = matches!(next, b'e' | b'E')
+                    && self
+                        .bytes
+                        .get(end + 1)
+                        .is_some_and(|c| c.is_ascii_digit() || *c == b'+' || *c == b'-');
+                if (next.is_ascii_alphabetic() || next == b'_') && !exponent {
+                    self.pos = start + 1;
+                    self.take_while(is_ident_cont);
+                    return Tok::Dot(&self.src[start + 1..self.pos]);
+                }
                 return self.lex_number(start);
             }
             self.pos += 1;
@@ -352,6 +385,22 @@ mod tests {
         assert_eq!(
             toks("0x1F 017 9.5 10U"),
             vec![Tok::Int(31), Tok::Int(15), Tok::Float(9.5), Tok::Int(10)]
+        );
+        // Texture geometries start with a digit; a float literal with an exponent does not.
+        assert_eq!(
+            toks("tex.2d.v4 tex.3d tld4.r.2d .2dms .5e3"),
+            vec![
+                Tok::Ident("tex"),
+                Tok::Dot("2d"),
+                Tok::Dot("v4"),
+                Tok::Ident("tex"),
+                Tok::Dot("3d"),
+                Tok::Ident("tld4"),
+                Tok::Dot("r"),
+                Tok::Dot("2d"),
+                Tok::Dot("2dms"),
+                Tok::Float(500.0),
+            ]
         );
         assert_eq!(
             toks("%tid.x st.shared::cta"),

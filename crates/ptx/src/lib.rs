@@ -20,4 +20,4 @@ pub mod loops;
 pub mod parser;
 pub mod resources;
 
-pub use parser::{parse, parse_bytes};
+pub use parser::{parse, parse_bytes, parse_each, text_of};

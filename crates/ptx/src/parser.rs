@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 use super::ast::*;
 use super::classify::{self, Class};
-use super::diag::{Diagnostics, Severity};
+use super::diag::{Diagnostic, Diagnostics, Severity};
 use super::lexer::{Lexer, Tok, Token};
 
 /// Deepest operand nesting accepted (`[{...}]` is 2).
@@ -26,6 +26,20 @@ pub const MAX_NESTING: u32 = 8;
 
 /// Parses PTX text into a module and diagnostics.
 pub fn parse(src: &str) -> (Module, Diagnostics) {
+    let mut functions = Vec::new();
+    let (mut module, diags) = parse_each(src, |_, f, _| functions.push(f));
+    module.functions = functions;
+    (module, diags)
+}
+
+/// Parses PTX text and hands each function to `sink` as soon as it is parsed, with the module
+/// so far (directives and variables declared before it) and the diagnostics raised while
+/// parsing it; the returned module has no functions. Memory then stays proportional to the
+/// largest function instead of the whole module (`kerneltime analyze` streams this way).
+pub fn parse_each(
+    src: &str,
+    mut sink: impl FnMut(&Module, Function, &[Diagnostic]),
+) -> (Module, Diagnostics) {
     let mut p = Parser {
         lex: Lexer::new(src),
         peeked: VecDeque::new(),
@@ -34,14 +48,27 @@ pub fn parse(src: &str) -> (Module, Diagnostics) {
         diags: Diagnostics::default(),
         last_loc: None,
     };
-    let module = p.module();
+    let module = p.module(&mut sink);
     (module, p.diags)
 }
 
+/// Interned names kept across functions before the table is emptied: labels and most register
+/// names are local to a function, so a module of many functions would otherwise keep every
+/// one of them for the whole parse.
+const MAX_INTERNED: usize = 1 << 16;
+
 /// Parses bytes; invalid UTF-8 is replaced (and reported by the lexer as non-PTX characters).
 pub fn parse_bytes(bytes: &[u8]) -> (Module, Diagnostics) {
-    let text = String::from_utf8_lossy(bytes);
-    parse(&text)
+    parse(&text_of(bytes))
+}
+
+/// Bytes as text: borrowed when they are UTF-8 (checked by the fast path of `str::from_utf8`),
+/// with invalid sequences replaced by U+FFFD otherwise.
+pub fn text_of(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
+    match std::str::from_utf8(bytes) {
+        Ok(s) => std::borrow::Cow::Borrowed(s),
+        Err(_) => String::from_utf8_lossy(bytes),
+    }
 }
 
 /// An interned opcode spelling: opcode, modifiers, class.
@@ -139,6 +166,21 @@ impl<'a> Parser<'a> {
         t
     }
 
+    /// The name that starts at the identifier token `first` (already consumed), extended over the
+    /// dotted words glued to it. PTX identifiers cannot contain `.` (PTX ISA 9.1, section
+    /// "Identifiers", 4.4: `identifier: [a-zA-Z]{followsym}* | {[_$%]{followsym}+`,
+    /// `followsym: [a-zA-Z0-9_$]`), but two real shapes glue words to a name: vector elements
+    /// (`V.x`, `V.r`; section "Vectors as Operands", 6.4.3) and the function names of old LLVM
+    /// releases (`foo.bar`, with parameters `foo.bar_param_0`). Both are kept whole here; the
+    /// emulator decides what a dotted name refers to.
+    fn glued_name(&mut self, first: Token<'a>) -> &'a str {
+        let mut end = first.end;
+        while let (Tok::Dot(_), true) = (self.peek().tok, self.peek().glued) {
+            end = self.bump().end;
+        }
+        &self.lex.source()[first.start..end]
+    }
+
     fn is_punct(&mut self, c: u8) -> bool {
         self.peek().tok == Tok::Punct(c)
     }
@@ -204,6 +246,10 @@ impl<'a> Parser<'a> {
 
     /// Skips the remaining tokens on the line of `line`.
     fn skip_line(&mut self, line: u32) {
+        // Nothing read ahead: skip the raw bytes (a `.loc` line is a fifth of nvcc's output).
+        if self.peeked.is_empty() && self.lex.line() == line && self.lex.skip_rest_of_line() {
+            return;
+        }
         while self.peek().line == line && self.peek().tok != Tok::Eof {
             self.bump();
         }
@@ -242,7 +288,7 @@ impl<'a> Parser<'a> {
         out
     }
 
-    fn module(&mut self) -> Module {
+    fn module(&mut self, sink: &mut dyn FnMut(&Module, Function, &[Diagnostic])) -> Module {
         let mut m = Module::default();
         let mut linkage = String::new();
         loop {
@@ -325,8 +371,12 @@ impl<'a> Parser<'a> {
                     continue;
                 }
                 Tok::Dot("entry") | Tok::Dot("func") => {
+                    let first_diag = self.diags.items.len();
                     let f = self.function(std::mem::take(&mut linkage));
-                    m.functions.push(f);
+                    if self.syms.len() > MAX_INTERNED {
+                        self.syms.clear();
+                    }
+                    sink(&m, f, &self.diags.items[first_diag..]);
                 }
                 Tok::Dot(s) if SPACES.contains(&s) => {
                     let vars = self.variable(std::mem::take(&mut linkage));
@@ -350,14 +400,21 @@ impl<'a> Parser<'a> {
         m
     }
 
-    /// `.param .u64 .ptr .global .align 1 name[16]` (also `.reg .b32 name` in `.func` lists).
+    /// `.param .u64 .ptr .global .align 1 name[16]` (also `.reg .b32 name` and `.reg .v2 .u32
+    /// name` in `.func` lists: PTX ISA 9.1, "Kernel and Function Directives: .func", 11.2.2,
+    /// and "Function Declarations and Definitions", 7.1: parameters in the `.reg` or `.param`
+    /// state space, scalars or vectors).
     fn param(&mut self) -> Option<Param> {
         let mut p = Param::default();
         let mut after_ptr = false;
         while let Tok::Dot(d) = self.peek().tok {
             self.bump();
             match d {
-                "param" | "reg" => {}
+                "param" => {}
+                "reg" => p.is_reg = true,
+                "v2" => p.vector = Some(2),
+                "v4" => p.vector = Some(4),
+                "v8" => p.vector = Some(8),
                 "align" => p.align = self.int("an alignment"),
                 "ptr" => after_ptr = true,
                 s if after_ptr && SPACES.contains(&s) => p.ptr_space = Some(s.to_string()),
@@ -365,7 +422,12 @@ impl<'a> Parser<'a> {
             }
         }
         match self.peek().tok {
-            Tok::Ident(n) => {
+            Tok::Ident(_) => {
+                let t = self.bump();
+                p.name = self.glued_name(t).to_string();
+            }
+            // Quoted like the function's name (`"f.g_param_0"`).
+            Tok::Str(n) => {
                 self.bump();
                 p.name = n.to_string();
             }
@@ -434,8 +496,15 @@ impl<'a> Parser<'a> {
         if !f.is_entry && self.is_punct(b'(') {
             f.returns = self.param_list();
         }
+        // A name as PTX spells it (`_Z3fooPf`, `%1`), with glued dotted words (`foo.bar`, old
+        // LLVM), or quoted (`"foo.bar"`, as LLVM's assembly printer quotes a symbol that is not
+        // a plain identifier); the quotes are not part of the name.
         match self.peek().tok {
-            Tok::Ident(n) => {
+            Tok::Ident(_) => {
+                let t = self.bump();
+                f.name = self.glued_name(t).to_string();
+            }
+            Tok::Str(n) => {
                 self.bump();
                 f.name = n.to_string();
             }
@@ -632,12 +701,14 @@ impl<'a> Parser<'a> {
             }
         }
         loop {
-            let Tok::Ident(name) = self.peek().tok else {
+            let first = self.peek();
+            let Tok::Ident(_) = first.tok else {
                 self.unexpected("a register name");
                 self.skip_statement();
                 return;
             };
             self.bump();
+            let name = self.glued_name(first);
             let mut count = None;
             if self.eat_punct(b'<') {
                 count = self.int("a register count");
@@ -679,12 +750,14 @@ impl<'a> Parser<'a> {
         }
         let mut out = Vec::new();
         loop {
-            let Tok::Ident(name) = self.peek().tok else {
+            let first = self.peek();
+            let Tok::Ident(_) = first.tok else {
                 self.unexpected("a variable name");
                 self.skip_statement();
                 return out;
             };
             self.bump();
+            let name = self.glued_name(first);
             let mut dims = Vec::new();
             while self.eat_punct(b'[') {
                 let d = match self.peek().tok {
@@ -832,8 +905,9 @@ impl<'a> Parser<'a> {
         }
         let t = self.peek();
         match t.tok {
-            Tok::Ident(n) => {
+            Tok::Ident(_) => {
                 self.bump();
+                let n = self.glued_name(t);
                 if n == "_" {
                     return Some(Operand::Sink);
                 }
@@ -850,6 +924,12 @@ impl<'a> Parser<'a> {
                     }
                 }
                 Some(name)
+            }
+            // A quoted symbol (a call target or function address named as the declaration
+            // quoted it).
+            Tok::Str(n) => {
+                self.bump();
+                Some(Operand::Name(self.sym(n)))
             }
             Tok::Int(v) => {
                 self.bump();
@@ -902,8 +982,9 @@ impl<'a> Parser<'a> {
         let mut base = None;
         let mut offset: i64 = 0;
         let mut extra = Vec::new();
-        if let Tok::Ident(n) = self.peek().tok {
-            self.bump();
+        if let Tok::Ident(_) = self.peek().tok {
+            let t = self.bump();
+            let n = self.glued_name(t);
             base = Some(self.sym(n));
         }
         loop {
@@ -1050,6 +1131,123 @@ $L__BB0_2:
             .items
             .iter()
             .any(|x| x.message.contains("frobnicate") && x.line == 30));
+    }
+
+    /// Shapes public PTX uses that are legal but unusual: registers without `%`, vector
+    /// elements, texture geometries, a kernel named `%1`, dotted and quoted function names.
+    #[test]
+    fn parses_the_unusual_shapes_of_real_projects() {
+        let src = r#"
+.version 6.5
+.target sm_60
+.address_size 64
+.global .texref tex_ref;
+.func (.reg .v2 .u32 out) old.llvm.name(.param .u64 old.llvm.name_param_0)
+{
+    .reg .u64 p;
+    ld.param.u64 p, [old.llvm.name_param_0];
+    mov.u32 out.x, 1;
+    mov.u32 out.y, out.x;
+    ret;
+}
+.func "quoted.fn"(.param .b32 "quoted.fn_param_0")
+{
+    ret;
+}
+.visible .entry %1(.param .align 8 .b8 agg[16])
+{
+    .reg .v4 .f32 V;
+    .reg .f32 a, b;
+    .reg .u32 r;
+    ld.param.u32 r, [agg+4];
+    tex.2d.v4.f32.f32 {a, b, V.z, V.w}, [tex_ref, {a, b}];
+    mov.f32 a, V.r;
+    call (V), old.llvm.name, (r);
+    call.uni "quoted.fn", ();
+    ret;
+}
+"#;
+        let (m, d) = parse(src);
+        assert!(!d.has_errors(), "{:?}", d.items);
+        let names: Vec<&str> = m.functions.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["old.llvm.name", "quoted.fn", "%1"]);
+        assert_eq!(m.functions[1].params[0].name, "quoted.fn_param_0");
+        assert_eq!(m.functions[0].params[0].name, "old.llvm.name_param_0");
+        let k = &m.functions[2];
+        assert!(k.is_entry);
+        assert_eq!(
+            (k.params[0].ty.as_str(), k.params[0].array),
+            ("b8", Some(16))
+        );
+        assert_eq!(k.params[0].align, Some(8));
+        let ins: Vec<&Instruction> = k.instructions().collect();
+        assert_eq!(
+            ins[0].operands[1],
+            Operand::Address {
+                base: Some("agg".into()),
+                offset: 4,
+                extra: vec![]
+            }
+        );
+        assert_eq!(*ins[1].modifiers, ["2d", "v4", "f32", "f32"]);
+        assert_eq!(ins[1].class, Class::Load(classify::Space::Texture));
+        let Operand::Vector(dst) = &ins[1].operands[0] else {
+            panic!("tex destination is a vector: {:?}", ins[1].operands[0]);
+        };
+        assert_eq!(dst[2], Operand::Name("V.z".into()));
+        let Operand::Address { base, extra, .. } = &ins[1].operands[1] else {
+            panic!("tex source is an address");
+        };
+        assert_eq!(base.as_deref(), Some("tex_ref"));
+        assert_eq!(
+            extra[0],
+            Operand::Vector(vec![Operand::Name("a".into()), Operand::Name("b".into())])
+        );
+        assert_eq!(ins[2].operands[1], Operand::Name("V.r".into()));
+        assert_eq!(ins[3].operands[1], Operand::Name("old.llvm.name".into()));
+        assert_eq!(ins[4].operands[0], Operand::Name("quoted.fn".into()));
+        let f = &m.functions[0];
+        assert!(f.returns[0].is_reg && !f.params[0].is_reg);
+        assert_eq!(
+            (f.returns[0].ty.as_str(), f.returns[0].vector),
+            ("u32", Some(2))
+        );
+        let fi: Vec<&Instruction> = f.instructions().collect();
+        assert_eq!(fi[1].operands[0], Operand::Name("out.x".into()));
+    }
+
+    #[test]
+    fn parse_each_hands_out_the_functions_parse_collects() {
+        let (whole, d) = parse(SMALL);
+        let mut seen = Vec::new();
+        let mut own_diags = Vec::new();
+        let (rest, d2) = parse_each(SMALL, |m, f, fd| {
+            // The module so far: directives and variables before the function.
+            assert_eq!(m.version.as_deref(), Some("9.5"));
+            seen.push(f);
+            own_diags.push(fd.to_vec());
+        });
+        assert_eq!(seen, whole.functions);
+        assert!(rest.functions.is_empty());
+        assert_eq!((rest.variables.len(), d2.items.len()), (1, d.items.len()));
+        // The unknown opcode's warning belongs to the kernel that holds it.
+        assert!(own_diags[0].is_empty());
+        assert!(own_diags[1]
+            .iter()
+            .any(|x| x.message.contains("frobnicate")));
+    }
+
+    #[test]
+    fn loc_lines_are_skipped_whole() {
+        // `.loc` with trailing inlining info, and one whose rest hides a block comment that
+        // spans lines: both leave the next line's instruction intact.
+        let src = ".entry k() {\n.loc 1 2 3, function_name $L__info_string0, inlined_at 1 4 5\n mov.u32 %r1, 1;\n.loc 1 6 7 /* a\n b */ ret;\n}\n";
+        let (m, d) = parse(src);
+        assert!(!d.has_errors(), "{:?}", d.items);
+        let ins: Vec<&Instruction> = m.functions[0].instructions().collect();
+        assert_eq!(ins.len(), 2);
+        assert_eq!(ins[0].loc.map(|l| l.line), Some(2));
+        assert_eq!((ins[1].opcode.as_str(), ins[1].line), ("ret", 5));
     }
 
     #[test]

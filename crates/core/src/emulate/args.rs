@@ -119,7 +119,7 @@ impl ArgValue {
 
     /// The parameter's bits for a PTX type (`u32`, `s64`, `f32`, ...): integers wrap to the
     /// type's width as C does; a real number only fits a floating-point parameter.
-    fn bits_for(self, ty: &str) -> Option<u64> {
+    pub(crate) fn bits_for(self, ty: &str) -> Option<u64> {
         if ty.starts_with('f') {
             let v = match self {
                 ArgValue::Int(i) => i as f64,
@@ -157,11 +157,15 @@ impl std::fmt::Display for ArgValue {
 }
 
 /// One kernel argument: the parameter it is for (its PTX name, the name without the kernel prefix
-/// such as `param_3`, or its position) and its value.
+/// such as `param_3`, or its position), and its value; or, for a by-value aggregate parameter
+/// (`.param .align 8 .b8 p[16]`, a struct passed by value), the value of the field at byte
+/// `offset`, read at the type of the instruction that loads it (`ld.param.u32 %r, [p+4]`).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 pub struct KernelArg {
     pub param: String,
     pub value: ArgValue,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub offset: Option<u64>,
 }
 
 impl KernelArg {
@@ -169,10 +173,21 @@ impl KernelArg {
         Self {
             param: param.into(),
             value,
+            offset: None,
         }
     }
 
-    /// Reads `NAME=VALUE` (the text form of the command line and of kernel files).
+    /// A field of a by-value aggregate parameter: `value` at byte `offset`.
+    pub fn field(param: impl Into<String>, offset: u64, value: ArgValue) -> Self {
+        Self {
+            param: param.into(),
+            value,
+            offset: Some(offset),
+        }
+    }
+
+    /// Reads `NAME=VALUE`, or `NAME+OFFSET=VALUE` for the field at byte OFFSET of a by-value
+    /// aggregate parameter (the text form of the command line and of kernel files).
     pub fn parse(text: &str) -> Result<KernelArg> {
         let (name, value) = text
             .split_once('=')
@@ -183,7 +198,23 @@ impl KernelArg {
                 format!("`{text}`: `{}` is not a number", value.trim()),
             )
         })?;
-        Ok(KernelArg::new(name.trim(), v))
+        match name.rsplit_once('+') {
+            Some((param, off)) => {
+                let off = off.trim();
+                let offset = match off.strip_prefix("0x").or_else(|| off.strip_prefix("0X")) {
+                    Some(h) => u64::from_str_radix(h, 16).ok(),
+                    None => off.parse::<u64>().ok(),
+                }
+                .ok_or_else(|| {
+                    Error::invalid(
+                        "args",
+                        format!("`{text}`: `{off}` is not a byte offset (NAME+OFFSET=VALUE)"),
+                    )
+                })?;
+                Ok(KernelArg::field(param.trim(), offset, v))
+            }
+            None => Ok(KernelArg::new(name.trim(), v)),
+        }
     }
 
     /// Reads every `NAME=VALUE` of a list.
@@ -192,14 +223,23 @@ impl KernelArg {
     }
 }
 
+/// Kernel arguments resolved against a kernel's parameters.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResolvedArgs {
+    /// Each scalar parameter's bits (None for an aggregate or an unknown value).
+    pub values: Vec<Option<u64>>,
+    /// Each by-value aggregate parameter's fields given: (byte offset, value), by offset.
+    pub fields: Vec<Vec<(u64, ArgValue)>>,
+    /// What each parameter was given, for reports.
+    pub report: Vec<ParamValue>,
+}
+
 /// Resolves kernel arguments against a kernel's parameters. A name may be the PTX name
-/// (`k_param_3`), the name without the kernel prefix (`param_3`), or the position (`3`).
-pub fn resolve_args(
-    f: &Function,
-    args: &[KernelArg],
-    address_bits: u32,
-) -> Result<(Vec<Option<u64>>, Vec<ParamValue>)> {
+/// (`k_param_3`), the name without the kernel prefix (`param_3`), or the position (`3`); a
+/// by-value aggregate takes fields by byte offset (`p+4=7`) and is unknown where none is given.
+pub fn resolve_args(f: &Function, args: &[KernelArg], address_bits: u32) -> Result<ResolvedArgs> {
     let mut given: Vec<Option<ArgValue>> = vec![None; f.params.len()];
+    let mut fields: Vec<Vec<(u64, ArgValue)>> = vec![Vec::new(); f.params.len()];
     for a in args {
         let name = a.param.trim();
         let prefix = format!("{}_", f.name);
@@ -220,7 +260,35 @@ pub fn resolve_args(
                 ),
             ));
         };
-        given[k] = Some(a.value);
+        let p = &f.params[k];
+        match (a.offset, p.array) {
+            (Some(off), Some(n)) => {
+                if n > 0 && off >= n {
+                    return Err(Error::invalid(
+                        "args",
+                        format!(
+                            "`{name}+{off}`: parameter `{}` is a {n}-byte aggregate; byte offset {off} is outside it",
+                            p.name
+                        ),
+                    ));
+                }
+                fields[k].retain(|(o, _)| *o != off);
+                fields[k].push((off, a.value));
+            }
+            (Some(off), None) => {
+                return Err(Error::invalid(
+                    "args",
+                    format!(
+                        "`{name}+{off}`: parameter `{}` is a .{} scalar; byte offsets (NAME+OFFSET=VALUE) are for by-value aggregate (.b8 array) parameters",
+                        p.name, p.ty
+                    ),
+                ))
+            }
+            (None, _) => given[k] = Some(a.value),
+        }
+    }
+    for v in fields.iter_mut() {
+        v.sort_by_key(|(o, _)| *o);
     }
     let mut values = Vec::new();
     let mut report = Vec::new();
@@ -244,10 +312,24 @@ pub fn resolve_args(
             (Some(_), Some(_)) => {
                 return Err(Error::invalid(
                     "args",
-                    format!("parameter `{}` is a by-value aggregate (.b8 array); it cannot be given a number", p.name),
+                    format!(
+                        "parameter `{}` is a by-value aggregate (.b8 array); give its fields by byte offset, e.g. {}+0=VALUE",
+                        p.name, p.name
+                    ),
                 ))
             }
-            (None, Some(n)) => (None, "unknown", format!("{n}-byte aggregate, contents unknown")),
+            (None, Some(n)) if fields[k].is_empty() => {
+                (None, "unknown", format!("{n}-byte aggregate, contents unknown"))
+            }
+            (None, Some(n)) => {
+                let list: Vec<String> =
+                    fields[k].iter().map(|(o, v)| format!("+{o}={v}")).collect();
+                (
+                    None,
+                    "aggregate",
+                    format!("{n}-byte aggregate, fields {} (the rest unknown)", list.join(", ")),
+                )
+            }
             (None, None) if is_ptr_type => {
                 let base = (k as u64 + 1) << GLOBAL_STRIDE_SHIFT;
                 (Some(base), "pointer", format!("{base:#x}"))
@@ -270,5 +352,9 @@ pub fn resolve_args(
             value: text,
         });
     }
-    Ok((values, report))
+    Ok(ResolvedArgs {
+        values,
+        fields,
+        report,
+    })
 }

@@ -4,12 +4,13 @@
 //! Nothing is executed here. Operands the emulator cannot evaluate become `Src::Unknown`, so an
 //! instruction we do not understand still issues and yields unknown values.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use crate::workload::trace::LatencyClass;
-use kerneltime_ptx::ast::{Function, Instruction, Module, Operand};
+use kerneltime_ptx::ast::{type_size_bytes, Function, Instruction, Module, Operand, Param, Variable};
 use kerneltime_ptx::cfg::Cfg;
 use kerneltime_ptx::classify::{Class, Space};
+use kerneltime_ptx::diag::Diagnostics;
 
 /// A special register.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -77,6 +78,15 @@ pub enum OpK {
     Bar,
     Call,
     BrxIdx,
+    /// A texture or surface fetch (`tex`, `tld4`, `suld`): a load through the texture path whose
+    /// value is unknown; `srcs` hold the coordinates.
+    Tex,
+    /// `mov.b32 d, {a, b}`: the sources packed into one value, the first in the low bits.
+    Pack,
+    /// `mov.b64 {a, b}, s`: one value split into the destinations, the first from the low bits.
+    Unpack,
+    /// `mov.v4.f32 {a, b, c, d}, V`: element-wise moves, all sources read before any write.
+    VecMov,
     /// Issued, result (if any) unknown.
     Opaque,
 }
@@ -168,7 +178,8 @@ pub struct DInst {
     pub nsrc: u8,
     pub guard: Option<(u16, bool)>,
     pub mem: Option<Mem>,
-    /// Branch target block.
+    /// Branch target block (global, see [`Decoded::blocks`]); for a `call` that the emulator
+    /// follows, the index of the call site in [`Decoded::calls`].
     pub target: Option<usize>,
     pub class: Class,
     pub latency: LatencyClass,
@@ -182,10 +193,71 @@ pub struct DInst {
 pub const SHARED_WINDOW: u64 = 0x7f00_0000_0000;
 /// Base of the generic window for local memory.
 pub const LOCAL_WINDOW: u64 = 0x7e00_0000_0000;
+/// Base of the addresses of a function's `.param` variables (its own parameters and return
+/// values, and the argument variables it declares around a call). Each call frame has its own
+/// parameter space, so functions may reuse the same addresses.
+pub const PARAM_WINDOW: u64 = 0x7d00_0000_0000;
 /// Distance between synthetic global allocations (64 GiB): pointer k gets `(k + 1) << 36`.
 pub const GLOBAL_STRIDE_SHIFT: u32 = 36;
 
-/// A decoded function.
+/// One basic block of the decoded program, in the program's global numbering.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DBlock {
+    /// First instruction and one past the last (global instruction indices).
+    pub start: usize,
+    pub end: usize,
+    pub line: u32,
+    /// The immediate post-dominator, or the function's `block_end` for its exit.
+    pub ipdom: usize,
+}
+
+/// Where a formal parameter or return value of a function lives in its frame.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Formal {
+    /// A `.reg` parameter: its registers (one, or one per vector element) and element bits.
+    Regs { regs: Vec<u16>, bits: u8 },
+    /// A `.param` parameter: its address in the frame's parameter space and size in bytes.
+    Param {
+        addr: u64,
+        bytes: u64,
+        elem_bits: u8,
+    },
+}
+
+/// What a call site passes for one argument or receives for one return value.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Actual {
+    /// Registers or immediates (one, or one per vector element).
+    Values(Vec<Src>),
+    /// A `.param` variable of the caller: its address in the caller's frame and size in bytes.
+    Param { addr: u64, bytes: u64 },
+}
+
+/// A function the program contains: the kernel first, then every `.func` it calls (directly or
+/// not) that has a body in the module.
+#[derive(Debug, Clone)]
+pub struct DFunc {
+    pub name: String,
+    /// Its blocks, `block_start..block_end` of [`Decoded::blocks`]; the first is its entry.
+    pub block_start: usize,
+    pub block_end: usize,
+    /// Its registers, `reg_start..reg_end`.
+    pub reg_start: u16,
+    pub reg_end: u16,
+    pub params: Vec<Formal>,
+    pub returns: Vec<Formal>,
+}
+
+/// A `call` the emulator follows.
+#[derive(Debug, Clone)]
+pub struct DCall {
+    /// Index into [`Decoded::funcs`].
+    pub callee: usize,
+    pub args: Vec<Actual>,
+    pub returns: Vec<Actual>,
+}
+
+/// A decoded kernel and the functions it calls.
 #[derive(Debug, Clone)]
 pub struct Decoded {
     pub insts: Vec<DInst>,
@@ -194,6 +266,15 @@ pub struct Decoded {
     pub shared_bytes: u64,
     /// Opcodes decoded as opaque (issued, unknown result), with a line.
     pub opaque: Vec<(String, u32)>,
+    /// Every function's blocks; the kernel's come first, numbered as in its `Cfg`.
+    pub blocks: Vec<DBlock>,
+    /// `(latch, header)` edges of every natural loop, in global block numbers.
+    pub back_edges: HashSet<(usize, usize)>,
+    /// The kernel (index 0) and the functions it calls.
+    pub funcs: Vec<DFunc>,
+    pub calls: Vec<DCall>,
+    /// Calls that are not followed: (line, what is called, why).
+    pub unfollowed: Vec<(u32, String, &'static str)>,
 }
 
 fn special(name: &str) -> Option<Special> {
@@ -232,63 +313,224 @@ fn special(name: &str) -> Option<Special> {
     })
 }
 
+/// The names of one function as the decoder resolves them.
 struct Ctx<'a> {
+    /// Register names of this function -> global register numbers.
     regs: HashMap<String, u16>,
+    /// The next free global register number.
+    next_reg: usize,
+    /// Registers declared one by one (`.reg .u64 out_addr;`, `.reg .b32 %r;`): any name is a
+    /// register only where its function declares it (PTX ISA 9.1, "Identifiers", 4.4: `%` is
+    /// only a convention of compilers, and hand-written or generated PTX often drops it).
+    declared: HashSet<&'a str>,
+    /// `.reg .b32 r<8>;` ranges: prefix -> count (and vector width).
+    ranges: HashMap<&'a str, (u64, Option<u8>)>,
+    /// Vector registers (`.reg .v4 .f32 V;`) and their widths.
+    vectors: HashMap<&'a str, u8>,
+    /// Variables -> synthetic addresses (`.param` ones in the frame's parameter space).
     symbols: HashMap<&'a str, u64>,
+    /// Sizes of the function's `.param` variables, bytes.
+    param_sizes: HashMap<&'a str, u64>,
+    /// Kernel parameters (the kernel only) -> position.
     params: HashMap<&'a str, u16>,
 }
 
-impl Ctx<'_> {
+/// The element a vector suffix names: `.x`/`.r` 0, `.y`/`.g` 1, `.z`/`.b` 2, `.w`/`.a` 3
+/// (PTX ISA 9.1, "Vectors as Operands", 6.4.3).
+fn component(c: &str) -> Option<u8> {
+    match c {
+        "x" | "r" => Some(0),
+        "y" | "g" => Some(1),
+        "z" | "b" => Some(2),
+        "w" | "a" => Some(3),
+        _ => None,
+    }
+}
+
+const COMPONENTS: [&str; 4] = ["x", "y", "z", "w"];
+
+impl<'a> Ctx<'a> {
+    /// Records a function's register declarations and `.reg` parameters.
+    fn declare(&mut self, name: &'a str, count: Option<u64>, vector: Option<u8>) {
+        match count {
+            Some(n) => {
+                self.ranges.insert(name, (n, vector));
+            }
+            None => {
+                self.declared.insert(name);
+                if let Some(v) = vector {
+                    self.vectors.insert(name, v);
+                }
+            }
+        }
+    }
+
+    /// The global number of a register of this function (allocated on first use). Past 65,534
+    /// registers in one program every further name shares the last number (its values are
+    /// then unreliable, never out of bounds).
     fn reg(&mut self, name: &str) -> u16 {
-        let n = self.regs.len() as u16;
-        *self.regs.entry(name.to_string()).or_insert(n)
+        if let Some(&r) = self.regs.get(name) {
+            return r;
+        }
+        let r = self.next_reg.min(usize::from(u16::MAX - 1)) as u16;
+        self.next_reg = (self.next_reg + 1).min(usize::from(u16::MAX));
+        self.regs.insert(name.to_string(), r);
+        r
+    }
+
+    /// Whether `n` names a register the function declares (one by one or in a `<N>` range).
+    fn is_declared(&self, n: &str) -> bool {
+        self.declared.contains(n) || self.range_of(n).is_some()
+    }
+
+    /// The declaration range `n` falls in, if any: `r5` in `.reg .b32 r<8>`.
+    fn range_of(&self, n: &str) -> Option<(u64, Option<u8>)> {
+        if self.ranges.is_empty() {
+            return None;
+        }
+        let digits = n.len() - n.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+        if digits == 0 || digits == n.len() {
+            return None;
+        }
+        let (prefix, idx) = n.split_at(n.len() - digits);
+        let &(count, vector) = self.ranges.get(prefix)?;
+        (idx.parse::<u64>().ok()? < count).then_some((count, vector))
+    }
+
+    /// The width of a vector register named `n`, if it is one.
+    fn vector_width(&self, n: &str) -> Option<u8> {
+        self.vectors
+            .get(n)
+            .copied()
+            .or_else(|| self.range_of(n).and_then(|(_, v)| v))
+    }
+
+    /// `V.x` -> the register of element 0 of the vector register `V`.
+    fn element(&mut self, n: &str) -> Option<u16> {
+        let (base, c) = n.rsplit_once('.')?;
+        let k = component(c)?;
+        let w = self.vector_width(base)?;
+        (k < w).then(|| self.reg(&format!("{base}.{}", COMPONENTS[usize::from(k)])))
+    }
+
+    /// The element registers of a whole vector register (at most four are tracked).
+    fn elements(&mut self, n: &str) -> Option<Vec<u16>> {
+        let w = self.vector_width(n)?;
+        Some(
+            (0..w.min(4))
+                .map(|k| self.reg(&format!("{n}.{}", COMPONENTS[usize::from(k)])))
+                .collect(),
+        )
+    }
+
+    /// Whether `n` is a register: declared in the function, or spelled with `%` and not a
+    /// special register, variable or parameter.
+    fn is_register(&self, n: &str) -> bool {
+        self.is_declared(n)
+            || (n.starts_with('%')
+                && special(n).is_none()
+                && !self.symbols.contains_key(n)
+                && !self.params.contains_key(n))
+    }
+
+    fn name_src(&mut self, n: &str) -> Src {
+        if let Some(s) = special(n) {
+            return Src::Special(s);
+        }
+        if let Some(r) = self.element(n) {
+            return Src::Reg(r);
+        }
+        if self.is_declared(n) && self.vector_width(n).is_none() {
+            return Src::Reg(self.reg(n));
+        }
+        if let Some(&a) = self.symbols.get(n) {
+            return Src::Addr(a);
+        }
+        if let Some(&p) = self.params.get(n) {
+            return Src::Param(p);
+        }
+        if n.starts_with('%') && self.vector_width(n).is_none() {
+            return Src::Reg(self.reg(n));
+        }
+        Src::Unknown
     }
 
     fn src(&mut self, o: &Operand) -> Src {
         match o {
             Operand::Int(v) => Src::Imm(*v as u64),
             Operand::Float(f) => Src::FImm(f.to_bits()),
-            Operand::Name(n) => {
-                let n = n.as_str();
-                if let Some(s) = special(n) {
-                    Src::Special(s)
-                } else if let Some(&a) = self.symbols.get(n) {
-                    Src::Addr(a)
-                } else if let Some(&p) = self.params.get(n) {
-                    Src::Param(p)
-                } else if n.starts_with('%') {
-                    Src::Reg(self.reg(n))
-                } else {
-                    Src::Unknown
-                }
-            }
+            Operand::Name(n) => self.name_src(n.as_str()),
             _ => Src::Unknown,
+        }
+    }
+
+    /// The sources of a vector operand: a `{a, b}` list or a whole vector register.
+    fn vector_srcs(&mut self, o: &Operand) -> Option<Vec<Src>> {
+        match o {
+            Operand::Vector(v) => Some(
+                v.iter()
+                    .map(|e| match e {
+                        Operand::Sink => Src::Unknown,
+                        _ => self.src(e),
+                    })
+                    .collect(),
+            ),
+            Operand::Name(n) => Some(
+                self.elements(n.as_str())?
+                    .into_iter()
+                    .map(Src::Reg)
+                    .collect(),
+            ),
+            _ => None,
+        }
+    }
+
+    /// The register a destination name writes, if it is one.
+    fn dst_reg(&mut self, n: &str) -> Option<u16> {
+        if special(n).is_some() {
+            return None;
+        }
+        if let Some(r) = self.element(n) {
+            return Some(r);
+        }
+        (self.is_register(n) && self.vector_width(n).is_none()).then(|| self.reg(n))
+    }
+
+    /// The destinations of a vector operand (`_` and non-registers are `None`).
+    fn vector_dsts(&mut self, o: &Operand) -> Option<Vec<Option<u16>>> {
+        match o {
+            Operand::Vector(v) => Some(
+                v.iter()
+                    .map(|e| e.name().and_then(|n| self.dst_reg(n)))
+                    .collect(),
+            ),
+            Operand::Name(n) => Some(self.elements(n.as_str())?.into_iter().map(Some).collect()),
+            _ => None,
         }
     }
 
     fn dst(&mut self, o: &Operand, out: &mut [Option<u16>; 4]) {
         match o {
-            Operand::Name(n) if n.starts_with('%') && special(n).is_none() => {
-                out[0] = Some(self.reg(n));
-            }
             Operand::Pair(a, b) => {
                 if let Some(n) = a.name() {
-                    out[0] = Some(self.reg(n));
+                    out[0] = self.dst_reg(n);
                 }
                 if let Some(n) = b.name() {
-                    out[1] = Some(self.reg(n));
+                    out[1] = self.dst_reg(n);
                 }
             }
-            Operand::Vector(v) => {
-                for (k, e) in v.iter().take(4).enumerate() {
-                    if let Some(n) = e.name() {
-                        if n.starts_with('%') {
-                            out[k] = Some(self.reg(n));
-                        }
-                    }
+            Operand::Name(n) if self.vector_width(n).is_none() => out[0] = self.dst_reg(n),
+            _ => {
+                for (k, r) in self
+                    .vector_dsts(o)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .take(4)
+                    .enumerate()
+                {
+                    out[k] = r;
                 }
             }
-            _ => {}
         }
     }
 }
@@ -317,62 +559,330 @@ fn vector_width(i: &Instruction) -> u16 {
     }
 }
 
-/// Lays out the module's and function's variables in synthetic spaces: shared from offset 0,
-/// module globals after the pointer parameters' allocations, the local depot in the local window.
-fn symbol_table<'a>(m: &'a Module, f: &'a Function) -> (HashMap<&'a str, u64>, u64) {
-    let mut symbols = HashMap::new();
-    let mut shared = 0u64;
-    let mut global = (u64::from(f.params.len() as u32) + 2) << GLOBAL_STRIDE_SHIFT;
-    let mut local = LOCAL_WINDOW;
-    for v in m.variables.iter().chain(f.variables.iter()) {
+/// Synthetic addresses of variables: shared from offset 0, globals after the kernel's pointer
+/// parameters' allocations, local depots in the local window; one layout for the kernel and
+/// every function it calls (a function's own variables follow the module's).
+struct Layout<'m> {
+    module: HashMap<&'m str, u64>,
+    shared: u64,
+    global: u64,
+    local: u64,
+}
+
+impl<'m> Layout<'m> {
+    fn new(m: &'m Module, entry: &Function) -> Self {
+        let mut l = Layout {
+            module: HashMap::new(),
+            shared: 0,
+            global: (u64::from(entry.params.len() as u32) + 2) << GLOBAL_STRIDE_SHIFT,
+            local: LOCAL_WINDOW,
+        };
+        let mut module = HashMap::new();
+        for v in &m.variables {
+            if let Some(a) = l.place(v) {
+                module.insert(v.name.as_str(), a);
+            }
+        }
+        l.module = module;
+        l
+    }
+
+    fn place(&mut self, v: &Variable) -> Option<u64> {
         let align = v.align.unwrap_or(16).clamp(1, 4096);
         let size = v.size_bytes().unwrap_or(0).min(1 << 32);
         let slot = match v.space.as_str() {
-            "shared" => &mut shared,
-            "global" | "const" => &mut global,
-            "local" => &mut local,
-            _ => continue,
+            "shared" => &mut self.shared,
+            "global" | "const" => &mut self.global,
+            "local" => &mut self.local,
+            _ => return None,
         };
         *slot = slot.div_ceil(align) * align;
-        symbols.insert(v.name.as_str(), *slot);
+        let at = *slot;
         *slot += size.max(if v.space == "shared" { 0 } else { 256 });
+        Some(at)
     }
-    // `__local_depotN` arrays are declared as `.local` variables and caught above.
-    (symbols, shared)
 }
 
-/// Decodes a function of a module.
+/// Size of a parameter in bytes (`.param .align 8 .b8 p[16]` -> 16; `.reg .v2 .u32 x` -> 8).
+fn param_bytes(p: &Param) -> u64 {
+    let elem = type_size_bytes(&p.ty).unwrap_or(8);
+    let n = match p.array {
+        Some(0) | None => 1,
+        Some(n) => n.min(1 << 20),
+    };
+    elem * n * u64::from(p.vector.unwrap_or(1))
+}
+
+/// The functions of a program: the kernel, then each `.func` with a body reached by a call.
+struct Callees<'m> {
+    ids: HashMap<&'m str, usize>,
+    order: Vec<&'m Function>,
+    bodies: HashMap<&'m str, &'m Function>,
+}
+
+impl<'m> Callees<'m> {
+    /// The program index of the function `name`, adding it on first call; None when the
+    /// module has no body for it.
+    fn id(&mut self, name: &str) -> Option<usize> {
+        if let Some(&k) = self.ids.get(name) {
+            return Some(k);
+        }
+        let (&key, &f) = self.bodies.get_key_value(name)?;
+        let k = self.order.len();
+        self.ids.insert(key, k);
+        self.order.push(f);
+        Some(k)
+    }
+}
+
+/// Decodes a kernel of a module and every function it calls that has a body in the module
+/// (each with its own registers, parameter space and blocks, numbered after the kernel's).
 pub fn decode(m: &Module, f: &Function, cfg: &Cfg) -> Decoded {
-    let (symbols, shared_bytes) = symbol_table(m, f);
-    let params = f
-        .params
-        .iter()
-        .enumerate()
-        .map(|(k, p)| (p.name.as_str(), k as u16))
-        .collect();
+    let mut layout = Layout::new(m, f);
+    let mut dec = Decoded {
+        insts: Vec::with_capacity(cfg.instrs.len()),
+        reg_count: 0,
+        shared_bytes: 0,
+        opaque: Vec::new(),
+        blocks: Vec::with_capacity(cfg.blocks.len()),
+        back_edges: HashSet::new(),
+        funcs: Vec::new(),
+        calls: Vec::new(),
+        unfollowed: Vec::new(),
+    };
+    let mut callees = Callees {
+        ids: HashMap::from([(f.name.as_str(), 0)]),
+        order: vec![f],
+        bodies: m
+            .functions
+            .iter()
+            .filter(|g| g.has_body && !g.is_entry)
+            .map(|g| (g.name.as_str(), g))
+            .collect(),
+    };
+    decode_function(f, cfg, true, &mut layout, &mut dec, &mut callees);
+    let mut k = 1;
+    while k < callees.order.len() {
+        let g = callees.order[k];
+        let mut diags = Diagnostics::default();
+        let gcfg = Cfg::build(g, &mut diags);
+        decode_function(g, &gcfg, false, &mut layout, &mut dec, &mut callees);
+        k += 1;
+    }
+    dec.shared_bytes = layout.shared;
+    dec
+}
+
+/// Decodes one function of the program and appends it to `dec`.
+fn decode_function<'m>(
+    g: &'m Function,
+    cfg: &Cfg,
+    is_entry: bool,
+    layout: &mut Layout<'m>,
+    dec: &mut Decoded,
+    callees: &mut Callees<'m>,
+) {
+    let block_start = dec.blocks.len();
+    let inst_base = dec.insts.len();
+    let reg_start = dec.reg_count.min(usize::from(u16::MAX - 1)) as u16;
     let mut cx = Ctx {
         regs: HashMap::new(),
-        symbols,
-        params,
+        next_reg: dec.reg_count,
+        declared: HashSet::new(),
+        ranges: HashMap::new(),
+        vectors: HashMap::new(),
+        symbols: layout.module.clone(),
+        param_sizes: HashMap::new(),
+        params: HashMap::new(),
     };
-    let mut opaque = Vec::new();
-    let mut insts = Vec::with_capacity(cfg.instrs.len());
-    for i in &cfg.instrs {
-        let d = decode_one(i, cfg, &mut cx);
-        if d.op == OpK::Opaque && !matches!(d.class, Class::Fence | Class::Other) {
-            opaque.push((i.opcode.to_string(), i.line));
+    for r in &g.registers {
+        cx.declare(r.name.as_str(), r.count, r.vector);
+    }
+    // The function's parameter space: its `.param` parameters and return values, then the
+    // `.param` variables it declares (argument and return slots of its calls).
+    let mut param_at = PARAM_WINDOW;
+    let mut param_slot = |cx: &mut Ctx<'m>, name: &'m str, bytes: u64, align: u64| {
+        param_at = param_at.div_ceil(align) * align;
+        cx.symbols.insert(name, param_at);
+        cx.param_sizes.insert(name, bytes);
+        let at = param_at;
+        param_at += bytes.max(1);
+        at
+    };
+    if is_entry {
+        for (k, p) in g.params.iter().enumerate() {
+            cx.params.insert(p.name.as_str(), k as u16);
         }
-        insts.push(d);
+    } else {
+        for p in g.returns.iter().chain(g.params.iter()) {
+            if p.is_reg {
+                cx.declare(p.name.as_str(), None, p.vector);
+            } else {
+                let align = p.align.unwrap_or(8).clamp(1, 256);
+                param_slot(&mut cx, p.name.as_str(), param_bytes(p), align);
+            }
+        }
     }
-    Decoded {
-        insts,
-        reg_count: cx.regs.len(),
-        shared_bytes,
-        opaque,
+    for v in &g.variables {
+        if v.space == "param" {
+            let bytes = v.size_bytes().unwrap_or(8).min(1 << 20);
+            param_slot(
+                &mut cx,
+                v.name.as_str(),
+                bytes,
+                v.align.unwrap_or(8).clamp(1, 256),
+            );
+        } else if let Some(a) = layout.place(v) {
+            cx.symbols.insert(v.name.as_str(), a);
+        }
     }
+    let formal = |cx: &mut Ctx<'m>, p: &Param| -> Formal {
+        let bits = Ty::parse(&p.ty).map_or(32, |t| t.bits.max(8));
+        if p.is_reg {
+            let regs = match cx.elements(&p.name) {
+                Some(v) => v,
+                None => vec![cx.reg(&p.name)],
+            };
+            Formal::Regs { regs, bits }
+        } else {
+            Formal::Param {
+                addr: cx
+                    .symbols
+                    .get(p.name.as_str())
+                    .copied()
+                    .unwrap_or(PARAM_WINDOW),
+                bytes: param_bytes(p),
+                elem_bits: bits,
+            }
+        }
+    };
+    let (params, returns) = if is_entry {
+        (Vec::new(), Vec::new())
+    } else {
+        (
+            g.params.iter().map(|p| formal(&mut cx, p)).collect(),
+            g.returns.iter().map(|p| formal(&mut cx, p)).collect(),
+        )
+    };
+    for i in &cfg.instrs {
+        let mut d = decode_one(i, cfg, &mut cx, block_start);
+        if d.op == OpK::Call {
+            d.target = decode_call(i, &mut cx, dec, callees);
+            // Registers that receive return values (set by a followed call, unknown otherwise).
+            if let Some(Operand::List(rets)) = i.operands.first() {
+                for (k, r) in rets.iter().take(4).enumerate() {
+                    d.dst[k] = r.name().and_then(|n| cx.dst_reg(n));
+                }
+            }
+        }
+        if d.op == OpK::Opaque && !matches!(d.class, Class::Fence | Class::Other) {
+            dec.opaque.push((i.opcode.to_string(), i.line));
+        }
+        dec.insts.push(d);
+    }
+    let n = cfg.blocks.len();
+    for (b, blk) in cfg.blocks.iter().enumerate() {
+        let ipdom = cfg
+            .ipdom
+            .get(b)
+            .copied()
+            .flatten()
+            .filter(|&p| p <= n)
+            .unwrap_or(n);
+        dec.blocks.push(DBlock {
+            start: inst_base + blk.start,
+            end: inst_base + blk.end,
+            line: blk.line,
+            ipdom: block_start + ipdom,
+        });
+        // Back edges as `loops::find_loops` defines them: to a block that dominates the source.
+        if cfg.idom.get(b).copied().flatten().is_some() {
+            for &s in &blk.succs {
+                if cfg.dominates(s, b) {
+                    dec.back_edges.insert((block_start + b, block_start + s));
+                }
+            }
+        }
+    }
+    dec.reg_count = cx.next_reg;
+    dec.funcs.push(DFunc {
+        name: g.name.clone(),
+        block_start,
+        block_end: block_start + n,
+        reg_start,
+        reg_end: cx.next_reg.min(usize::from(u16::MAX)) as u16,
+        params,
+        returns,
+    });
 }
 
-fn decode_one(i: &Instruction, cfg: &Cfg, cx: &mut Ctx) -> DInst {
+/// A `call`'s operands (PTX ISA 9.1, "Control Flow Instructions: call": `call{.uni} (ret-param),
+/// func, (param-list);` with the return and argument lists optional, and `call{.uni} (ret),
+/// fptr, (params), flist|fproto;` for indirect calls through a register). Returns the index of
+/// the call site in `dec.calls` when the emulator can follow it.
+fn decode_call<'m>(
+    i: &Instruction,
+    cx: &mut Ctx,
+    dec: &mut Decoded,
+    callees: &mut Callees<'m>,
+) -> Option<usize> {
+    let mut ops = i.operands.iter().peekable();
+    let rets = match ops.peek() {
+        Some(Operand::List(v)) => {
+            ops.next();
+            v.as_slice()
+        }
+        _ => &[],
+    };
+    let target = match ops.next() {
+        Some(Operand::Name(n)) => n.as_str(),
+        _ => {
+            dec.unfollowed
+                .push((i.line, "?".into(), "the call names no function"));
+            return None;
+        }
+    };
+    let args = match ops.next() {
+        Some(Operand::List(v)) => v.as_slice(),
+        _ => &[],
+    };
+    if !callees.bodies.contains_key(target)
+        && (cx.is_register(target) || cx.symbols.contains_key(target))
+    {
+        dec.unfollowed.push((
+            i.line,
+            target.to_string(),
+            "a call through a function pointer",
+        ));
+        return None;
+    }
+    let Some(callee) = callees.id(target) else {
+        dec.unfollowed
+            .push((i.line, target.to_string(), "the module has no body for it"));
+        return None;
+    };
+    let mut actual = |o: &Operand| -> Actual {
+        if let Operand::Name(n) = o {
+            if let Some(&bytes) = cx.param_sizes.get(n.as_str()) {
+                let addr = cx.symbols.get(n.as_str()).copied().unwrap_or(PARAM_WINDOW);
+                return Actual::Param { addr, bytes };
+            }
+        }
+        match cx.vector_srcs(o) {
+            Some(v) => Actual::Values(v),
+            None => Actual::Values(vec![cx.src(o)]),
+        }
+    };
+    let call = DCall {
+        callee,
+        args: args.iter().map(&mut actual).collect(),
+        returns: rets.iter().map(&mut actual).collect(),
+    };
+    dec.calls.push(call);
+    Some(dec.calls.len() - 1)
+}
+
+fn decode_one(i: &Instruction, cfg: &Cfg, cx: &mut Ctx, block_start: usize) -> DInst {
     let opc = i.opcode.as_str();
     let ty = last_type(i);
     let class = i.class;
@@ -417,15 +927,45 @@ fn decode_one(i: &Instruction, cfg: &Cfg, cx: &mut Ctx) -> DInst {
         }
         "call" => OpK::Call,
         "brx" => OpK::BrxIdx,
+        "tex" | "tld4" | "suld" => OpK::Tex,
         _ => OpK::Opaque,
     };
     // Types: cvt has dst then src type; setp's last type is the compared one.
     let types: Vec<Ty> = i.modifiers.iter().filter_map(|m| Ty::parse(m)).collect();
-    let (ty, ty_src) = if op == OpK::Cvt && types.len() >= 2 {
+    let (ty, mut ty_src) = if op == OpK::Cvt && types.len() >= 2 {
         (types[types.len() - 2], types[types.len() - 1])
     } else {
         (ty, ty)
     };
+    // `mov` with vector operands (PTX ISA 9.1, "Vectors as Operands", 6.4.3, and "Data Movement
+    // and Conversion Instructions: mov": `mov.b32 d, {a, b}` packs, `mov.b64 {a, b}, s` unpacks,
+    // `mov.v4.f32 {a, b, c, d}, V` copies element-wise).
+    let mut op = op;
+    let mut vector_dst = None;
+    let mut vector_src = None;
+    if op == OpK::Mov && i.operands.len() == 2 {
+        vector_dst = cx.vector_dsts(&i.operands[0]);
+        vector_src = cx.vector_srcs(&i.operands[1]);
+        let elems = |n: usize| Ty {
+            bits: (u16::from(ty.bits) / n.max(1) as u16).clamp(1, 64) as u8,
+            ..ty
+        };
+        match (&vector_dst, &vector_src) {
+            // At most four elements are tracked; wider vectors give unknown values.
+            (Some(d), _) if d.len() > 4 => op = OpK::Opaque,
+            (_, Some(s)) if s.len() > 4 => op = OpK::Opaque,
+            (Some(d), Some(s)) if d.len() == s.len() => op = OpK::VecMov,
+            (Some(d), None) => {
+                op = OpK::Unpack;
+                ty_src = elems(d.len());
+            }
+            (None, Some(s)) => {
+                op = OpK::Pack;
+                ty_src = elems(s.len());
+            }
+            _ => {}
+        }
+    }
     let mul = if i.has("wide") {
         MulMode::Wide
     } else if i.has("hi") {
@@ -518,12 +1058,72 @@ fn decode_one(i: &Instruction, cfg: &Cfg, cx: &mut Ctx) -> DInst {
                     cx.dst(v, &mut dst);
                 }
             } else if let Some(v) = val_op {
-                srcs[0] = cx.src(v);
-                nsrc = 1;
+                match cx.vector_srcs(v) {
+                    Some(elems) => {
+                        for (k, e) in elems.into_iter().take(4).enumerate() {
+                            srcs[k] = e;
+                            nsrc += 1;
+                        }
+                    }
+                    None => {
+                        srcs[0] = cx.src(v);
+                        nsrc = 1;
+                    }
+                }
             }
         }
         OpK::Bra => {
-            target = kerneltime_ptx::cfg::branch_target(i).and_then(|l| cfg.labels.get(l).copied());
+            target = kerneltime_ptx::cfg::branch_target(i)
+                .and_then(|l| cfg.labels.get(l).copied())
+                .map(|b| block_start + b);
+        }
+        OpK::VecMov | OpK::Unpack | OpK::Pack => {
+            let d = vector_dst.unwrap_or_default();
+            let s = vector_src.unwrap_or_default();
+            if op == OpK::Unpack {
+                srcs[0] = cx.src(&ops[1]);
+                nsrc = 1;
+            }
+            for (k, r) in d.into_iter().take(4).enumerate() {
+                dst[k] = r;
+            }
+            if op == OpK::Pack {
+                cx.dst(&ops[0], &mut dst);
+            }
+            for (k, e) in s.into_iter().take(4).enumerate() {
+                srcs[k] = e;
+                nsrc = k as u8 + 1;
+            }
+        }
+        OpK::Tex => {
+            // `tex.geom.v4.dtype.ctype d, [a, c]`, `[a, b, c]` with a sampler, and `tld4` and
+            // `suld.b.geom` alike (PTX ISA 9.1, "Texture Instructions: tex" 9.7.10.3, "tld4"
+            // 9.7.10.4, "Surface Instructions: suld"): the coordinates are the last part of
+            // the address operand, a vector or a scalar.
+            if let Some(d) = ops.first() {
+                cx.dst(d, &mut dst);
+            }
+            if let Some(Operand::Address { extra, .. }) = ops.get(1) {
+                if let Some(c) = extra.last() {
+                    let coords = cx.vector_srcs(c).unwrap_or_else(|| vec![cx.src(c)]);
+                    for (k, e) in coords.into_iter().take(4).enumerate() {
+                        srcs[k] = e;
+                        nsrc = k as u8 + 1;
+                    }
+                }
+            }
+            // The element type: `.dtype` before the coordinate type, or the only type.
+            let elem = match types.len() {
+                0 => 4,
+                1 => u16::from(types[0].bits.max(8) / 8),
+                n => u16::from(types[n - 2].bits.max(8) / 8),
+            };
+            mem = Some(Mem {
+                base: Src::Unknown,
+                offset: 0,
+                space: Space::Texture,
+                bytes: elem * vector_width(i),
+            });
         }
         _ => {
             let mut it = ops.iter();

@@ -4,9 +4,17 @@
 //! is one `workload::trace::WarpTrace` per emulated warp.
 //!
 //! Values: each register lane holds a value or is *unknown* (a two-level lattice). Kernel
-//! arguments come from `--arg`; pointer parameters without a value get distinct synthetic base
-//! addresses (`(k + 1) << 36`), so address patterns are exact relative to them. Values loaded from
-//! memory are unknown. A branch whose predicate is unknown for some lanes follows wang2019's
+//! arguments come from `--arg` (by-value aggregate parameters by field: `p+4=7`); pointer
+//! parameters without a value get distinct synthetic base addresses (`(k + 1) << 36`), so address
+//! patterns are exact relative to them. Values loaded from memory or fetched from textures are
+//! unknown. A register is any name the function declares, with or without `%`; vector registers
+//! and vector operands are tracked per element.
+//!
+//! Calls into a `.func` with a body in the module are followed: the callee runs on the calling
+//! lanes with its own SIMT stack, registers and parameter space (arguments and return values
+//! pass through `.param` variables or registers as declared), recursion up to 64 calls deep.
+//! Calls through function pointers or into functions without a body issue as one instruction
+//! with unknown results (a note says so). A branch whose predicate is unknown for some lanes follows wang2019's
 //! conservative rule: those lanes take both sides of a forward branch (the code is assumed to
 //! run), and leave a loop at a backward branch (one more iteration would be a guess); both are
 //! reported in the notes. A per-warp step budget stops runaway loops with an error.
@@ -15,8 +23,8 @@
 //! blocks) stand for all blocks; every warp of a sampled block is emulated (partial warps
 //! included), in launch order. `Sampling::All` emulates every block.
 //!
-//! What it does NOT do: follow calls, jump tables, or memory contents; model atomics' values or
-//! textures; time anything (that is `model::trace_sim`).
+//! What it does NOT do: follow indirect calls, jump tables, or memory contents; model atomics'
+//! values or texture layouts; time anything (that is `model::trace_sim`).
 
 mod alu;
 pub mod args;
@@ -26,7 +34,7 @@ pub mod launch;
 pub mod sampling;
 mod warp;
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::BTreeSet;
 
 use crate::error::Result;
 use crate::workload::trace::WarpTrace;
@@ -34,10 +42,11 @@ use decode::{decode, DInst, Src};
 use kerneltime_ptx::ast::Module;
 use kerneltime_ptx::cfg::Cfg;
 use kerneltime_ptx::diag::Diagnostics;
-use kerneltime_ptx::loops::find_loops;
 use warp::Emulator;
 
-pub use args::{entry_diagnostic, find_entry, resolve_args, ArgValue, KernelArg, ParamValue};
+pub use args::{
+    entry_diagnostic, find_entry, resolve_args, ArgValue, KernelArg, ParamValue, ResolvedArgs,
+};
 pub use launch::LaunchDims;
 pub use sampling::{positions, representative, SampledBlock, Sampling};
 
@@ -139,10 +148,9 @@ pub fn emulate(
     let f = find_entry(m, entry)?;
     launch.validate(f)?;
     let address_bits = m.address_size.unwrap_or(64);
-    let (params, param_report) = resolve_args(f, args, address_bits)?;
+    let resolved = resolve_args(f, args, address_bits)?;
     let mut diags = Diagnostics::default();
     let cfg = Cfg::build(f, &mut diags);
-    let loops = find_loops(&cfg);
     let dec = decode(m, f, &cfg);
     let mut notes = Vec::new();
     for (op, line) in dec.opaque.iter().take(8) {
@@ -150,13 +158,25 @@ pub fn emulate(
             "line {line}: `{op}` is not emulated; it issues and its result is unknown"
         ));
     }
-    let mut back_edges = HashSet::new();
-    for l in &loops {
-        for &e in &l.back_edges {
-            back_edges.insert(e);
-        }
+    for (line, callee, why) in dec.unfollowed.iter().take(8) {
+        notes.push(format!(
+            "line {line}: call to `{callee}` not followed ({why}); it counts as one instruction and its results are unknown"
+        ));
     }
-    let mut em = Emulator::new(&cfg, &dec, params, launch, back_edges, opts.step_budget);
+    if dec.funcs.len() > 1 {
+        let names: Vec<&str> = dec.funcs[1..].iter().map(|g| g.name.as_str()).collect();
+        notes.push(format!(
+            "calls followed into {} (each call runs the function with its own registers and parameters)",
+            names.join(", ")
+        ));
+    }
+    let mut em = Emulator::new(
+        &dec,
+        resolved.values,
+        resolved.fields,
+        launch,
+        opts.step_budget,
+    );
     let blocks = sampling::blocks(&launch, opts.sampling);
     let mut warps = Vec::new();
     let mut seen_notes = BTreeSet::new();
@@ -183,7 +203,7 @@ pub fn emulate(
         launch,
         warps,
         sampled_blocks: blocks,
-        params: param_report,
+        params: resolved.report,
         shared_bytes_static: dec.shared_bytes,
         notes,
         regs: dec.insts.iter().map(instr_regs).collect(),

@@ -1,10 +1,18 @@
 //! One warp running the kernel: a SIMT stack with reconvergence at immediate post-dominators,
 //! guard predicates, unknown-predicate branches (wang2019's conservative rule), memory accesses
 //! with coalescing and bank conflicts, and the step budget. The result is a `WarpTrace`.
+//!
+//! Calls into `.func`s are followed by `frame` (each call runs the callee's own SIMT stack on
+//! the calling lanes, with its own registers and parameter space); vector moves and texture
+//! fetches are `vector`'s.
+
+mod frame;
+mod vector;
 
 use std::collections::HashSet;
 
-use super::alu::{alu, fast_lanes, fput, mask_bits, Lanes, View, UNKNOWN};
+use super::alu::{alu, fast_lanes, fput, Lanes, View, UNKNOWN};
+use super::args::ArgValue;
 use super::decode::{DInst, Decoded, OpK, Special, Src, Ty};
 use super::decode::{LOCAL_WINDOW, SHARED_WINDOW};
 use super::launch::LaunchDims;
@@ -13,7 +21,6 @@ use super::WARP;
 use crate::error::{Error, Result};
 use crate::memory::{banks, coalescing};
 use crate::workload::trace::{MemAccess, MemSpace, TraceOp, WarpTrace};
-use kerneltime_ptx::cfg::Cfg;
 use kerneltime_ptx::classify::Space;
 
 #[derive(Debug, Clone, Copy)]
@@ -23,13 +30,13 @@ struct Entry {
     reconv: usize,
 }
 
-pub(super) struct Emulator<'a, 'f> {
-    cfg: &'a Cfg<'f>,
+pub(super) struct Emulator<'a> {
     dec: &'a Decoded,
     params: Vec<Option<u64>>,
     launch: LaunchDims,
-    back_edges: HashSet<(usize, usize)>,
     budget: u64,
+    /// Call frames: parameter spaces, which functions are running, the depth.
+    frames: frame::Frames,
     regs: Vec<Lanes>,
     addr_scratch: Vec<u64>,
     sector_scratch: Vec<u64>,
@@ -37,22 +44,20 @@ pub(super) struct Emulator<'a, 'f> {
     special: [Lanes; 4],
 }
 
-impl<'a, 'f> Emulator<'a, 'f> {
+impl<'a> Emulator<'a> {
     pub(super) fn new(
-        cfg: &'a Cfg<'f>,
         dec: &'a Decoded,
         params: Vec<Option<u64>>,
+        fields: Vec<Vec<(u64, ArgValue)>>,
         launch: LaunchDims,
-        back_edges: HashSet<(usize, usize)>,
         budget: u64,
     ) -> Self {
         Self {
-            cfg,
             dec,
             params,
             launch,
-            back_edges,
             budget,
+            frames: frame::Frames::new(fields, dec.funcs.len()),
             regs: vec![UNKNOWN; dec.reg_count],
             addr_scratch: Vec::with_capacity(64),
             sector_scratch: Vec::with_capacity(128),
@@ -143,6 +148,7 @@ impl<'a, 'f> Emulator<'a, 'f> {
         for r in self.regs.iter_mut() {
             r.known = 0;
         }
+        self.frames.reset();
         self.set_special(warp);
         let mut trace = WarpTrace {
             block,
@@ -151,27 +157,46 @@ impl<'a, 'f> Emulator<'a, 'f> {
             threads,
             ..Default::default()
         };
-        let nblocks = self.cfg.blocks.len();
+        let mut noted: HashSet<u32> = HashSet::new();
+        self.run_frame(0, full, block, warp, &mut trace, &mut noted)?;
+        Ok(trace)
+    }
+
+    /// Runs function `func` of the program (0 is the kernel) on the lanes of `mask` until they
+    /// all return; returns the lanes that left the warp (`exit`, or `ret` from the kernel).
+    fn run_frame(
+        &mut self,
+        func: usize,
+        mask: u32,
+        block: [u32; 3],
+        warp: u32,
+        trace: &mut WarpTrace,
+        noted: &mut HashSet<u32>,
+    ) -> Result<u32> {
+        let (first, nblocks) = {
+            let f = &self.dec.funcs[func];
+            (f.block_start, f.block_end)
+        };
+        let mut exited = 0u32;
         let mut stack = vec![Entry {
-            pc: 0,
-            mask: full,
+            pc: first,
+            mask,
             reconv: nblocks,
         }];
-        let mut noted: HashSet<u32> = HashSet::new();
         while let Some(top) = stack.last().copied() {
-            if top.mask == 0 || top.pc == top.reconv || top.pc >= nblocks {
+            if top.mask == 0 || top.pc == top.reconv || top.pc >= nblocks || top.pc < first {
                 stack.pop();
                 continue;
             }
             let b = top.pc;
-            let blk = &self.cfg.blocks[b];
+            let blk = self.dec.blocks[b];
             let (start, end) = (blk.start, blk.end);
             if trace.ops.len() as u64 + (end - start) as u64 > self.budget {
                 let line = self.dec.insts.get(start).map_or(blk.line, |d| d.line);
                 return Err(Error::invalid(
                     "ptx",
                     format!(
-                        "warp {warp} of block ({}, {}, {}) issued more than {} instructions (near PTX line {line}): a loop that does not end for these arguments? check the argument values that bound it",
+                        "warp {warp} of block ({}, {}, {}) issued more than {} instructions (the per-warp step budget) near PTX line {line}: a loop there runs that long, or does not end, for these arguments; narrow the launch (smaller values for the arguments that bound the loop, such as the problem size or iteration count) or raise the budget (--step-budget)",
                         block[0], block[1], block[2], self.budget
                     ),
                 ));
@@ -214,7 +239,7 @@ impl<'a, 'f> Emulator<'a, 'f> {
                                 ),
                             ));
                         };
-                        let back = self.back_edges.contains(&(b, target));
+                        let back = self.dec.back_edges.contains(&(b, target));
                         let known_taken = exec & !guard_unknown;
                         let (taken, fall) = if guard_unknown == 0 {
                             (exec, active & !exec)
@@ -242,9 +267,7 @@ impl<'a, 'f> Emulator<'a, 'f> {
                         } else if taken == 0 {
                             next = b + 1;
                         } else {
-                            let r = self.cfg.ipdom[b]
-                                .filter(|&p| p <= nblocks)
-                                .unwrap_or(nblocks);
+                            let r = blk.ipdom.min(nblocks);
                             if let Some(t) = stack.last_mut() {
                                 t.pc = r;
                             }
@@ -264,6 +287,9 @@ impl<'a, 'f> Emulator<'a, 'f> {
                     OpK::Ret => {
                         trace.ops.push(op);
                         let leaving = exec & !guard_unknown;
+                        if func == 0 || d.opcode == "exit" {
+                            exited |= leaving;
+                        }
                         for e in stack.iter_mut() {
                             e.mask &= !leaving;
                         }
@@ -281,9 +307,33 @@ impl<'a, 'f> Emulator<'a, 'f> {
                     }
                     OpK::Call => {
                         trace.ops.push(op);
-                        if noted.insert(d.line) {
-                            trace.notes.push(format!("line {}: call not followed; counted as one instruction, results unknown", d.line));
+                        match d.target {
+                            Some(call) => {
+                                let gone =
+                                    self.call(call, exec, d.line, block, warp, trace, noted)?;
+                                if gone != 0 {
+                                    for e in stack.iter_mut() {
+                                        e.mask &= !gone;
+                                    }
+                                    active &= !gone;
+                                    exited |= gone;
+                                    if active == 0 {
+                                        stack.pop();
+                                        diverged = true;
+                                    }
+                                }
+                            }
+                            // Not followed (`decode` says why in the launch's notes).
+                            None => self.set_unknown(&d.dst, exec),
                         }
+                    }
+                    OpK::Tex => {
+                        self.texture(d, k, exec, block, warp, trace, &mut op, noted);
+                        trace.ops.push(op);
+                    }
+                    OpK::VecMov | OpK::Pack | OpK::Unpack => {
+                        trace.ops.push(op);
+                        self.vector_move(d, exec, guard_unknown, block, warp);
                     }
                     OpK::Load | OpK::Store => {
                         let Some(mem) = d.mem else {
@@ -292,21 +342,7 @@ impl<'a, 'f> Emulator<'a, 'f> {
                         };
                         if mem.space == Space::Param {
                             trace.ops.push(op);
-                            if d.op == OpK::Load {
-                                let v = match mem.base {
-                                    Src::Param(p) if mem.offset == 0 => {
-                                        self.params.get(p as usize).copied().flatten()
-                                    }
-                                    _ => None,
-                                };
-                                match v {
-                                    Some(v) => {
-                                        let vals = [mask_bits(v, d.ty.bits); WARP];
-                                        self.write(d.dst[0], exec, &vals, u32::MAX);
-                                    }
-                                    None => self.set_unknown(&d.dst, exec),
-                                }
-                            }
+                            self.param_access(d, mem, exec, guard_unknown, block, warp);
                             continue;
                         }
                         // Addresses of executing lanes.
@@ -465,7 +501,7 @@ impl<'a, 'f> Emulator<'a, 'f> {
                 }
             }
         }
-        Ok(trace)
+        Ok(exited)
     }
 
     fn arith(&mut self, d: &DInst, exec: u32, guard_unknown: u32, block: [u32; 3], warp: u32) {
