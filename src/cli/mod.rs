@@ -19,6 +19,7 @@ mod puchala;
 mod puchala_plot;
 mod report;
 mod reproduce;
+mod suite;
 mod trace;
 
 use std::path::{Path, PathBuf};
