@@ -49,8 +49,10 @@
 //! measurements = "measurements_dev.csv.gz"
 //! format = "counters"                 # optional; detected from the content otherwise
 //! where = { app = "matMul_gpu", device = ["GTX-680", "TitanX"] }   # every key must match
-//! sample = 30                         # optional: at most 30 rows per stratum ...
-//! sample_per = ["device"]             # ... of these columns (default: the whole group)
+//! sample = 30                         # optional: at most 30 sampling units per stratum ...
+//! sample_per = ["device"]             # ... of these columns (default: the whole group);
+//! sample_by = ["input_size_1"]        # a unit: every row with one value of these columns
+//!                                     #   (default: one row)
 //! seed = 2026                         # the sample's seed (default 1)
 //! [group.case]                        # any case field; strings may hold {EXPR}
 //! source = "kernels/{app}.cu"
@@ -63,14 +65,17 @@
 //! columns (`+ - * / %`, parentheses; `/` truncates, so a rounded-up division is
 //! `(n + b - 1) / b`); `{{` and `}}` are literal braces. A row's columns are the reader's fields
 //! `kernel`, `device`, `time_us`, `grid_x..z`, `block_x..z`, `samples`, `launch_api_us`,
-//! `line`, the profiler counters (`regs_per_thread`, `static_smem`, `dynamic_smem`, ...), and
-//! every parameter of the row (a Kernel Tuner configuration's tunable parameters and
-//! `problem_size_x..z`, the amaris2018 `app`, `input_size_1`, ...); the reader's own fields win
-//! over a parameter of the same name. Template fields that are absent default to the row's:
+//! `line`, the profiler counters (`regs_per_thread`, `static_smem_bytes`,
+//! `dynamic_smem_bytes`, `inst_executed`, ...), and every parameter of the row (a Kernel Tuner
+//! configuration's tunable parameters and `problem_size_x..z`, the amaris2018 `app`,
+//! `input_size_1`, ...); the reader's own fields win over a parameter of the same name. Template fields that are absent default to the row's:
 //! `measured_us = "{time_us}"`, `device = "{device}"`, `grid` and `block` from the row, and
 //! `entry` = the row's kernel name up to its first `(`. Sampling keeps the chosen rows in file
 //! order; each stratum is drawn with its own seed derived from `seed` and the stratum's values,
-//! so adding a device to a file does not change another device's sample.
+//! so adding a device to a file does not change another device's sample. With `sample_by`,
+//! whole configurations are drawn: `sample_by = ["input_size_1", "block_x"]` without
+//! `sample_per` keeps every device's rows of the same sizes, so each launch is emulated once for
+//! all of them.
 //!
 //! # What it does and does not do
 //!

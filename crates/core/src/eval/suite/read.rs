@@ -45,6 +45,7 @@ const GROUP_KEYS: &[&str] = &[
     "where",
     "sample",
     "sample_per",
+    "sample_by",
     "seed",
     "case",
 ];
@@ -529,11 +530,24 @@ fn read_group(
     let matched = keep.len();
 
     // Seeded sample per stratum.
-    let per: Vec<String> = g
-        .get("sample_per")
-        .map(|v| strings(v, "sample_per", &at))
-        .transpose()?
-        .unwrap_or_default();
+    let columns = |field: &str| -> Result<Vec<String>> {
+        let names = g
+            .get(field)
+            .map(|v| strings(v, field, &at))
+            .transpose()?
+            .unwrap_or_default();
+        if g.get("sample").is_none() && !names.is_empty() {
+            return Err(at.err(field, "needs `sample`"));
+        }
+        for c in &names {
+            if !rows.iter().any(|r| r.contains_key(c)) {
+                return Err(at.err(field, format!("no row has a column `{c}`")));
+            }
+        }
+        Ok(names)
+    };
+    let per = columns("sample_per")?;
+    let by = columns("sample_by")?;
     let seed = g
         .get("seed")
         .map(|v| count(v, "seed", &at))
@@ -544,32 +558,41 @@ fn read_group(
         if n == 0 {
             return Err(at.err("sample", "must be at least 1"));
         }
-        let mut strata: BTreeMap<String, Vec<usize>> = BTreeMap::new();
-        for &i in &keep {
-            let key: Vec<String> = per
+        let key_of = |i: usize, cols: &[String]| -> String {
+            let cells: Vec<String> = cols
                 .iter()
                 .map(|c| rows[i].get(c).map(|x| x.text()).unwrap_or_default())
                 .collect();
-            strata.entry(key.join("\u{1f}")).or_default().push(i);
+            cells.join("\u{1f}")
+        };
+        let unit_of = |i: usize| {
+            if by.is_empty() {
+                i.to_string()
+            } else {
+                key_of(i, &by)
+            }
+        };
+        // Sampling units (rows, or distinct values of `sample_by`) per stratum, first-seen order.
+        let mut strata: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for &i in &keep {
+            let units = strata.entry(key_of(i, &per)).or_default();
+            let u = unit_of(i);
+            if !units.contains(&u) {
+                units.push(u);
+            }
         }
-        let mut chosen = Vec::new();
-        for (key, mut idx) in strata {
-            if idx.len() > n {
+        let mut chosen: std::collections::HashSet<(String, String)> = Default::default();
+        for (key, mut units) in strata {
+            if units.len() > n {
                 let mut h = super::compile::KeyHasher::default();
                 h.field(&seed.to_le_bytes()).field(key.as_bytes());
                 let stratum_seed = u64::from_str_radix(&h.hex()[..16], 16).unwrap_or(seed);
-                SplitMix64::new(stratum_seed).shuffle(&mut idx);
-                idx.truncate(n);
+                SplitMix64::new(stratum_seed).shuffle(&mut units);
+                units.truncate(n);
             }
-            chosen.extend(idx);
+            chosen.extend(units.into_iter().map(|u| (key.clone(), u)));
         }
-        chosen.sort_unstable();
-        keep = chosen;
-    }
-    for c in &per {
-        if g.get("sample").is_some() && !rows.iter().any(|r| r.contains_key(c)) {
-            return Err(at.err("sample_per", format!("no row has a column `{c}`")));
-        }
+        keep.retain(|&i| chosen.contains(&(key_of(i, &per), unit_of(i))));
     }
 
     let mut cases = Vec::with_capacity(keep.len());
