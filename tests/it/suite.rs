@@ -43,6 +43,22 @@ fn predicted_us(device: &str, n: u64) -> f64 {
     v["time_us"].as_f64().expect("time_us")
 }
 
+/// `evaluate --suite SUITE --model trace --json --out OUT --cache-dir CACHE`, which must succeed.
+fn evaluate_trace(suite: &Path, out: &Path, cache: &Path) -> serde_json::Value {
+    json(&[
+        "evaluate",
+        "--suite",
+        suite.to_str().unwrap(),
+        "--model",
+        "trace",
+        "--json",
+        "--out",
+        out.to_str().unwrap(),
+        "--cache-dir",
+        cache.to_str().unwrap(),
+    ])
+}
+
 fn close(a: f64, b: f64) -> bool {
     (a - b).abs() <= 1e-9 * b.abs().max(1.0)
 }
@@ -84,18 +100,7 @@ fn hand_chosen_ratios_give_hand_computed_metrics() {
     }
     let suite = write(&dir, "tiny.toml", &text);
     let out = dir.join("out");
-    let v = json(&[
-        "evaluate",
-        "--suite",
-        suite.to_str().unwrap(),
-        "--model",
-        "trace",
-        "--json",
-        "--out",
-        out.to_str().unwrap(),
-        "--cache-dir",
-        dir.join("cache").to_str().unwrap(),
-    ]);
+    let v = evaluate_trace(&suite, &out, &dir.join("cache"));
     assert_eq!(v["cases"], 5);
     let groups = v["groups"].as_array().unwrap();
     let find = |device: &str| {
@@ -227,16 +232,7 @@ args = {{ 2 = 2.0 }}
     );
     let suite = write(&dir, "odd.toml", &text);
     let out = dir.join("out");
-    let v = json(&[
-        "evaluate",
-        "--suite",
-        suite.to_str().unwrap(),
-        "--model",
-        "trace",
-        "--json",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let v = evaluate_trace(&suite, &out, &dir.join("cache"));
     let g = &v["groups"][0];
     assert_eq!(
         (g["n"].as_u64(), g["failed"].as_u64()),
@@ -558,19 +554,7 @@ fn sources_compile_once_per_target_and_come_back_from_the_cache() {
     let suite = write(&dir, "compile.toml", &text);
     let cache = dir.join("cache");
     let out = dir.join("out");
-    let args = [
-        "evaluate",
-        "--suite",
-        suite.to_str().unwrap(),
-        "--model",
-        "trace",
-        "--json",
-        "--cache-dir",
-        cache.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ];
-    let first = json(&args);
+    let first = evaluate_trace(&suite, &out, &cache);
     assert_eq!(first["cases"], 8);
     let c = &first["compile"];
     assert_eq!(
@@ -604,7 +588,7 @@ fn sources_compile_once_per_target_and_come_back_from_the_cache() {
         broken.contains(",compile error,") && broken.contains("NVRTC:"),
         "{broken}"
     );
-    let second = json(&args);
+    let second = evaluate_trace(&suite, &out, &cache);
     let c = &second["compile"];
     assert_eq!(
         (c["from_cache"].as_u64(), c["compiled"].as_u64()),
@@ -746,18 +730,7 @@ measured_us = {time_us:?}
     );
     let suite = write(&dir, "dev.toml", &text);
     let out = dir.join("out");
-    let v = json(&[
-        "evaluate",
-        "--suite",
-        suite.to_str().unwrap(),
-        "--model",
-        "trace",
-        "--json",
-        "--out",
-        out.to_str().unwrap(),
-        "--cache-dir",
-        dir.join("cache").to_str().unwrap(),
-    ]);
+    let v = evaluate_trace(&suite, &out, &dir.join("cache"));
     // vectorAdd at one size on the five GPUs (one launch), 4 + 3 tuning configurations.
     assert!(v["cases"].as_u64().unwrap() >= 5 + 7, "{v}");
     assert!(

@@ -17,31 +17,13 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// The NVRTC driver: `python3 -c DRIVER LIBNVRTC SOURCE OPTIONS...` prints the PTX on stdout
-/// and NVRTC's log on stderr; it exits 1 when the compilation fails.
-const NVRTC_DRIVER: &str = r#"
-import ctypes, sys
-lib, src, *opts = sys.argv[1:]
-nv = ctypes.CDLL(lib)
-nv.nvrtcGetErrorString.restype = ctypes.c_char_p
-prog = ctypes.c_void_p()
-code = open(src, 'rb').read()
-if nv.nvrtcCreateProgram(ctypes.byref(prog), code, src.encode(), 0, None, None) != 0:
-    sys.exit("nvrtcCreateProgram failed")
-copts = (ctypes.c_char_p * len(opts))(*[o.encode() for o in opts])
-res = nv.nvrtcCompileProgram(prog, len(opts), copts)
-n = ctypes.c_size_t()
-nv.nvrtcGetProgramLogSize(prog, ctypes.byref(n))
-log = ctypes.create_string_buffer(n.value)
-nv.nvrtcGetProgramLog(prog, log)
-sys.stderr.write(log.value.decode(errors="replace") + "\n")
-if res != 0:
-    sys.exit(1)
-nv.nvrtcGetPTXSize(prog, ctypes.byref(n))
-buf = ctypes.create_string_buffer(n.value)
-nv.nvrtcGetPTX(prog, buf)
-sys.stdout.write(buf.raw[: n.value].rstrip(b"\0").decode(errors="replace"))
-"#;
+/// The NVRTC driver, the project's `scripts/nvrtc_compile.py` (run as `python3 -c DRIVER
+/// LIBNVRTC SOURCE /dev/stdout ptx OPTIONS...`: the PTX on stdout, NVRTC's log on stderr, exit
+/// status 1 when the compilation fails).
+const NVRTC_DRIVER: &str = include_str!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../scripts/nvrtc_compile.py"
+));
 
 /// Which compiler turns a source into PTX.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -395,6 +377,7 @@ pub fn compile_source(
                 .arg(NVRTC_DRIVER)
                 .arg(tc.nvrtc.as_deref().unwrap_or(Path::new("")))
                 .arg(&spec.path)
+                .args(["/dev/stdout", "ptx"])
                 .arg(format!("--gpu-architecture=sm_{sm}"))
                 .arg("--ptxas-options=-v")
                 .args(&flags)

@@ -620,15 +620,10 @@ fn read_group(
                     .or_insert_with(|| toml::Value::String(format!("{},{},{}", d.x, d.y, d.z)));
             }
         }
-        let entry = m
-            .kernel
-            .split('(')
-            .next()
-            .unwrap_or(&m.kernel)
-            .trim()
-            .to_string();
+        // The row's kernel without its argument list (`dotProd(float*, ...)` -> `dotProd`).
+        let entry = m.kernel.split('(').next().unwrap_or_default().trim();
         t.entry("entry".to_string())
-            .or_insert(toml::Value::String(entry));
+            .or_insert_with(|| toml::Value::String(entry.to_string()));
         let id = format!("group {number} row {}", m.source.line);
         cases.push(read_case(&t, base, &row_at, &id, default_dataset)?);
     }
