@@ -131,8 +131,10 @@ pub fn run_calibrate(args: &CalibrateArgs) -> Result<()> {
 #[derive(Debug, Args)]
 pub struct EvaluateArgs {
     /// A measurement file (any supported format, plain or gzip).
-    #[arg(long, value_name = "FILE")]
-    pub measurements: PathBuf,
+    #[arg(long, value_name = "FILE", required_unless_present = "suite")]
+    pub measurements: Option<PathBuf>,
+    #[command(flatten)]
+    pub suite: super::suite::SuiteArgs,
     /// A model, or `all` (every model that can run on the rows).
     #[arg(long, default_value = "all")]
     pub model: String,
@@ -158,13 +160,19 @@ pub struct EvaluateArgs {
 }
 
 pub fn run_evaluate(args: &EvaluateArgs) -> Result<()> {
+    if let Some(path) = &args.suite.suite {
+        return super::suite::run(&args.suite, path, &args.model, args.json);
+    }
+    let measurements = args.measurements.as_ref().ok_or_else(|| {
+        Error::missing("--measurements", "give --measurements FILE or --suite FILE")
+    })?;
     let device = args.device.resolve_optional()?;
     let cals: Vec<Calibration> = args
         .calibration
         .iter()
         .map(|p| Calibration::from_toml(&super::read_text(p)?, &p.display().to_string()))
         .collect::<Result<_>>()?;
-    let set = read_measurements(&args.measurements)?;
+    let set = read_measurements(measurements)?;
     let kernel_file = read_kernel_file(args.kernel_file.as_deref())?;
     let mut extra_notes = Vec::new();
     let models: Vec<ModelId> = if args.model == "all" {

@@ -21,6 +21,7 @@ mod puchala;
 
 mod report;
 mod reproduce;
+mod suite;
 mod trace;
 
 use std::path::{Path, PathBuf};

@@ -33,3 +33,4 @@ mod ptx_shapes;
 mod puchala_cli;
 mod puchala_common;
 mod puchala_reproduce;
+mod suite;

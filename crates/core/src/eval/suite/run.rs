@@ -1,0 +1,670 @@
+//! Running a suite: resolve devices, compile each distinct source once (in parallel, cached),
+//! emulate each distinct launch once (in parallel) and predict it with every requested model on
+//! every device its cases name. Predictions go through today's PTX path, `emulate::emulate` and
+//! `model::from_trace::predict_models`; a case that cannot be predicted gets a failure with a
+//! reason, never disappears.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
+
+use rayon::prelude::*;
+
+use super::compile::{self, Toolchain};
+use super::summary::{self, CompileStats, SuiteEvaluation};
+use super::{Amount, Case, DeviceRef, KernelSource, Suite};
+use crate::device::{catalogue, Device};
+use crate::emulate::{emulate, Options};
+use crate::error::{Error, Result};
+use crate::model::from_trace::{predict_models, PtxRequest, PTX_MODELS};
+use crate::progress::Progress;
+use crate::ptx::ast::Module;
+use crate::ptx::diag::Severity;
+use crate::ptx::resources::{parse_report, KernelResources};
+
+/// Failure reasons, as counted in the summary.
+pub mod reason {
+    pub const UNKNOWN_DEVICE: &str = "unknown device";
+    pub const NO_TOOLCHAIN: &str = "no toolchain";
+    pub const COMPILE: &str = "compile error";
+    pub const PTX: &str = "ptx error";
+    pub const BAD_CASE: &str = "bad case";
+    pub const RESOURCES: &str = "no resource report";
+    pub const EMULATION: &str = "emulation error";
+    pub const MODEL: &str = "model error";
+}
+
+/// How to run a suite.
+#[derive(Debug, Clone)]
+pub struct SuiteOptions {
+    /// Models to run, each one of `model::from_trace::PTX_MODELS`.
+    pub models: Vec<String>,
+    pub toolchain: Toolchain,
+    /// Where compiled PTX and resource reports are kept between runs.
+    pub cache_dir: PathBuf,
+}
+
+/// Why a model has no prediction for a case.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Failure {
+    pub reason: String,
+    pub message: String,
+}
+
+/// One model's result on one case.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelOutcome {
+    pub model: String,
+    /// The predicted time in microseconds, or why there is none.
+    pub outcome: std::result::Result<f64, Failure>,
+}
+
+/// One case's predictions.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CaseResult {
+    pub id: String,
+    pub dataset: String,
+    /// The device's catalogue name (as written when it could not be resolved).
+    pub device: String,
+    /// The PTX entry that ran (a C++ name is replaced by its mangled entry).
+    pub entry: String,
+    pub measured_us: f64,
+    /// One per requested model, in the requested order.
+    pub models: Vec<ModelOutcome>,
+    /// What a reader of this case should know (assumptions, unused hints).
+    pub notes: Vec<String>,
+}
+
+impl CaseResult {
+    fn fail_all(&mut self, reason: &str, message: &str) {
+        for m in &mut self.models {
+            m.outcome = Err(Failure {
+                reason: reason.to_string(),
+                message: message.to_string(),
+            });
+        }
+    }
+    fn failed(&self) -> bool {
+        self.models.iter().all(|m| m.outcome.is_err()) && !self.models.is_empty()
+    }
+}
+
+/// Where a case's PTX text comes from.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+enum PtxOrigin {
+    /// Compile unit `k`.
+    Unit(usize),
+    File(PathBuf),
+}
+
+/// A distinct compilation: a source for a target, or a ptxas report of a PTX file.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+enum Unit {
+    Source(compile::SourceSpec, u32),
+    Report(PathBuf, u32),
+}
+
+/// A model's time or why there is none.
+type ModelResult = std::result::Result<f64, Failure>;
+
+/// What a prediction depends on besides the launch: the device and the resources.
+type PredictKey = (String, Option<KernelResources>);
+
+/// The result of a unit: PTX (for sources) and the report text.
+type UnitResult = std::result::Result<(Option<Arc<str>>, String, bool), (String, String)>;
+
+/// Runs every case of a suite and summarizes the predictions. Only a bad model name is an
+/// error; everything that goes wrong with a case is counted in the result.
+pub fn evaluate_suite(
+    suite: &Suite,
+    opts: &SuiteOptions,
+    progress: &dyn Progress,
+) -> Result<SuiteEvaluation> {
+    for m in &opts.models {
+        if !PTX_MODELS.contains(&m.as_str()) {
+            return Err(Error::invalid(
+                "model",
+                format!(
+                    "`{m}` cannot run from PTX; these can: {}",
+                    PTX_MODELS.join(", ")
+                ),
+            ));
+        }
+    }
+    if opts.models.is_empty() {
+        return Err(Error::invalid("model", "give at least one model"));
+    }
+    let cases = &suite.cases;
+    let mut results: Vec<CaseResult> = cases
+        .iter()
+        .map(|c| CaseResult {
+            id: c.id.clone(),
+            dataset: c.dataset.clone(),
+            device: c.device.to_string(),
+            entry: c.entry.clone(),
+            measured_us: c.measured_us,
+            models: opts
+                .models
+                .iter()
+                .map(|m| ModelOutcome {
+                    model: m.clone(),
+                    outcome: Err(Failure {
+                        reason: "not run".into(),
+                        message: String::new(),
+                    }),
+                })
+                .collect(),
+            notes: Vec::new(),
+        })
+        .collect();
+
+    // Devices.
+    let mut devices: BTreeMap<DeviceRef, std::result::Result<Arc<Device>, String>> =
+        BTreeMap::new();
+    for c in cases {
+        devices.entry(c.device.clone()).or_insert_with(|| {
+            match &c.device {
+                DeviceRef::Name(n) => catalogue::find(n).cloned(),
+                DeviceRef::File(p) => Device::load(p),
+            }
+            .map(Arc::new)
+            .map_err(|e| e.to_string())
+        });
+    }
+    let device_of = |c: &Case| devices[&c.device].as_ref().ok().cloned();
+    for (c, r) in cases.iter().zip(results.iter_mut()) {
+        match &devices[&c.device] {
+            Ok(d) => r.device = d.name.clone(),
+            Err(e) => r.fail_all(reason::UNKNOWN_DEVICE, e),
+        }
+    }
+
+    // Compile units.
+    let mut units: Vec<Unit> = Vec::new();
+    let mut unit_index: HashMap<Unit, usize> = HashMap::new();
+    let mut origin: Vec<Option<(PtxOrigin, Option<usize>)>> = vec![None; cases.len()];
+    for (i, c) in cases.iter().enumerate() {
+        let Some(dev) = device_of(c) else { continue };
+        let sm = dev.compute_capability.as_number();
+        let mut add = |u: Unit| -> usize {
+            *unit_index.entry(u.clone()).or_insert_with(|| {
+                units.push(u);
+                units.len() - 1
+            })
+        };
+        match &c.kernel {
+            KernelSource::Source(spec) => match compile::target_sm(spec, sm) {
+                Ok((target, note)) => {
+                    let k = add(Unit::Source(spec.clone(), target));
+                    results[i].notes.extend(note);
+                    origin[i] = Some((PtxOrigin::Unit(k), Some(k)));
+                }
+                Err(m) => results[i].fail_all(reason::COMPILE, &m),
+            },
+            KernelSource::Ptx(p) => {
+                let wants_report =
+                    c.registers == Amount::Compiler || c.shared_bytes == Amount::Compiler;
+                let report = wants_report.then(|| add(Unit::Report(p.clone(), sm)));
+                origin[i] = Some((PtxOrigin::File(p.clone()), report));
+            }
+        }
+    }
+    let tc = &opts.toolchain;
+    progress.start("compilations", units.len() as u64);
+    let done = AtomicU64::new(0);
+    let unit_results: Vec<UnitResult> = units
+        .par_iter()
+        .map(|u| {
+            let r = run_unit(u, tc, &opts.cache_dir);
+            progress.update(done.fetch_add(1, Ordering::Relaxed) + 1);
+            r
+        })
+        .collect();
+    progress.finish();
+    let mut stats = CompileStats {
+        units: units.len(),
+        ..CompileStats::default()
+    };
+    for r in &unit_results {
+        match r {
+            Ok((_, _, true)) => stats.from_cache += 1,
+            Ok(_) => stats.compiled += 1,
+            Err(_) => stats.failed += 1,
+        }
+    }
+
+    // Launches: (PTX, entry, launch, arguments, data hints) -> cases.
+    let mut jobs: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    let mut texts: HashMap<PtxOrigin, OnceLock<std::result::Result<Arc<Parsed>, String>>> =
+        HashMap::new();
+    for (i, c) in cases.iter().enumerate() {
+        let Some((o, report)) = &origin[i] else {
+            continue;
+        };
+        if let Some(k) = report {
+            if let Err((why, m)) = &unit_results[*k] {
+                results[i].fail_all(why, m);
+                continue;
+            }
+        }
+        if let PtxOrigin::Unit(k) = o {
+            if let Err((why, m)) = &unit_results[*k] {
+                results[i].fail_all(why, m);
+                continue;
+            }
+        }
+        texts.entry(o.clone()).or_default();
+        let mut args = c.args.clone();
+        args.sort();
+        let data: Vec<String> = c.data.iter().map(|(k, h)| format!("{k}={h}")).collect();
+        let key = format!(
+            "{o:?}\u{1f}{}\u{1f}{:?}\u{1f}{:?}\u{1f}{}\u{1f}{}",
+            c.entry,
+            c.launch.grid,
+            c.launch.block,
+            args.join("\u{1e}"),
+            data.join("\u{1e}")
+        );
+        jobs.entry(key).or_default().push(i);
+    }
+    let jobs: Vec<Vec<usize>> = jobs.into_values().collect();
+    progress.start("launches", jobs.len() as u64);
+    let done = AtomicUsize::new(0);
+    let per_job: Vec<Vec<(usize, CaseResult)>> = jobs
+        .par_iter()
+        .map(|members| {
+            let first = members[0];
+            let Some((o, _)) = &origin[first] else {
+                return Vec::new();
+            };
+            let module = texts[o].get_or_init(|| load_module(o, &unit_results));
+            let out = run_job(
+                members,
+                cases,
+                &results,
+                module,
+                &origin,
+                &unit_results,
+                &device_of,
+                opts,
+            );
+            progress.update(done.fetch_add(1, Ordering::Relaxed) as u64 + 1);
+            out
+        })
+        .collect();
+    progress.finish();
+    for (i, r) in per_job.into_iter().flatten() {
+        results[i] = r;
+    }
+    let failed_cases = results.iter().filter(|r| r.failed()).count();
+    let mut notes = suite.notes.clone();
+    if failed_cases > 0 {
+        notes.push(format!(
+            "{failed_cases} of {} cases have no prediction from any model",
+            cases.len()
+        ));
+    }
+    Ok(SuiteEvaluation {
+        suite: suite.file.display().to_string(),
+        cases: cases.len(),
+        models: opts.models.clone(),
+        launches: jobs.len(),
+        groups: summary::groups(&results, &opts.models)?,
+        failures: summary::failures(&results),
+        compile: stats,
+        notes,
+        results,
+    })
+}
+
+fn run_unit(u: &Unit, tc: &Toolchain, cache: &Path) -> UnitResult {
+    match u {
+        Unit::Source(spec, sm) => {
+            if let Some(why) = tc.missing_for(spec.compiler) {
+                return Err((reason::NO_TOOLCHAIN.into(), why));
+            }
+            compile::compile_source(spec, *sm, tc, cache)
+                .map(|c| (Some(Arc::from(c.ptx)), c.report, c.cached))
+                .map_err(|m| (reason::COMPILE.into(), m))
+        }
+        Unit::Report(path, sm) => {
+            let ptx = std::fs::read_to_string(path).map_err(|e| {
+                (
+                    reason::PTX.to_string(),
+                    format!("cannot read {}: {e}", path.display()),
+                )
+            })?;
+            if tc.ptxas12.is_none() && tc.ptxas13.is_none() {
+                return Err((
+                    reason::NO_TOOLCHAIN.into(),
+                    "ptxas not found for registers = \"compiler\" (install with scripts/install-gpu-toolchain.sh)".into(),
+                ));
+            }
+            compile::ptxas_report(&ptx, *sm, tc, cache)
+                .map(|(log, _, cached)| (None, log, cached))
+                .map_err(|m| (reason::COMPILE.into(), m))
+        }
+    }
+}
+
+/// A parsed PTX file and the lines of its parse errors.
+struct Parsed {
+    module: Module,
+    errors: Vec<(u32, String)>,
+}
+
+impl Parsed {
+    /// The first parse error inside `entry`'s body, if any (errors elsewhere do not matter).
+    fn error_in(&self, entry: &str) -> Option<&str> {
+        let f = self
+            .module
+            .functions
+            .iter()
+            .find(|f| f.name == entry && f.has_body)?;
+        let next = self
+            .module
+            .functions
+            .iter()
+            .map(|g| g.line)
+            .filter(|&l| l > f.line)
+            .min()
+            .unwrap_or(u32::MAX);
+        self.errors
+            .iter()
+            .find(|(l, _)| *l >= f.line && *l < next)
+            .map(|(_, m)| m.as_str())
+    }
+}
+
+/// Parses the PTX of an origin.
+fn load_module(o: &PtxOrigin, units: &[UnitResult]) -> std::result::Result<Arc<Parsed>, String> {
+    let bytes: Vec<u8> = match o {
+        PtxOrigin::Unit(k) => match &units[*k] {
+            Ok((Some(ptx), _, _)) => ptx.as_bytes().to_vec(),
+            _ => return Err("the compilation gave no PTX".into()),
+        },
+        PtxOrigin::File(p) => {
+            crate::error::read_capped(p, MAX_PTX_BYTES, "a PTX file").map_err(|e| e.to_string())?
+        }
+    };
+    let (module, diags) = crate::ptx::parse_bytes(&bytes);
+    let errors = diags
+        .items
+        .iter()
+        .filter(|d| d.severity == Severity::Error)
+        .map(|d| (d.line, d.to_string()))
+        .collect();
+    Ok(Arc::new(Parsed { module, errors }))
+}
+
+/// Largest PTX file read.
+const MAX_PTX_BYTES: u64 = 512 << 20;
+
+/// The PTX entry a case's `entry` names: the entry itself, else the one mangled C++ entry of
+/// that source name (`cn_pnpoly` -> `_Z9cn_pnpolyPiP6float2i`).
+fn resolve_entry(m: &Module, entry: &str) -> Option<String> {
+    if m.entries().any(|f| f.name == entry) {
+        return Some(entry.to_string());
+    }
+    let prefix = format!("_Z{}{entry}", entry.len());
+    let mut found = m.entries().filter(|f| f.name.starts_with(&prefix));
+    match (found.next(), found.next()) {
+        (Some(f), None) => Some(f.name.clone()),
+        _ => None,
+    }
+}
+
+/// Whether a case's name (PTX name, short name or index) names a parameter of the entry.
+fn names_param(m: &Module, entry: &str, name: &str) -> bool {
+    let Some(f) = m.entries().find(|f| f.name == entry) else {
+        return false;
+    };
+    let prefix = format!("{entry}_");
+    f.params
+        .iter()
+        .any(|p| p.name == name || p.name.strip_prefix(&prefix) == Some(name))
+        || name.parse::<usize>().is_ok_and(|k| k < f.params.len())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_job(
+    members: &[usize],
+    cases: &[Case],
+    results: &[CaseResult],
+    parsed: &std::result::Result<Arc<Parsed>, String>,
+    origin: &[Option<(PtxOrigin, Option<usize>)>],
+    units: &[UnitResult],
+    device_of: &(dyn Fn(&Case) -> Option<Arc<Device>> + Sync),
+    opts: &SuiteOptions,
+) -> Vec<(usize, CaseResult)> {
+    let mut out: Vec<(usize, CaseResult)> =
+        members.iter().map(|&i| (i, results[i].clone())).collect();
+    let fail = |out: &mut Vec<(usize, CaseResult)>, why: &str, m: &str| {
+        for (_, r) in out.iter_mut() {
+            r.fail_all(why, m);
+        }
+    };
+    let c0 = &cases[members[0]];
+    let parsed = match parsed {
+        Ok(p) => p,
+        Err(e) => {
+            fail(&mut out, reason::PTX, e);
+            return out;
+        }
+    };
+    let module = &parsed.module;
+    let Some(entry) = resolve_entry(module, &c0.entry) else {
+        let names: Vec<&str> = module.entries().map(|f| f.name.as_str()).collect();
+        fail(
+            &mut out,
+            reason::PTX,
+            &format!(
+                "no kernel `{}` in the PTX; kernels: {}",
+                c0.entry,
+                names.join(", ")
+            ),
+        );
+        return out;
+    };
+    if let Some(e) = parsed.error_in(&entry) {
+        fail(
+            &mut out,
+            reason::PTX,
+            &format!("kernel `{entry}` has PTX the emulator cannot read: {e}"),
+        );
+        return out;
+    }
+    let mut skip = vec![false; members.len()];
+    for (k, &i) in members.iter().enumerate() {
+        let c = &cases[i];
+        let r = &mut out[k].1;
+        r.entry = entry.clone();
+        if entry != c.entry {
+            r.notes
+                .push(format!("entry `{}` is the PTX kernel `{entry}`", c.entry));
+        }
+        let bad: Vec<&str> = c
+            .data
+            .iter()
+            .map(|(n, _)| n.as_str())
+            .chain(c.mapped_host.iter().map(String::as_str))
+            .filter(|n| !names_param(module, &entry, n))
+            .collect();
+        if !bad.is_empty() {
+            r.fail_all(
+                reason::BAD_CASE,
+                &format!(
+                    "`{}` names no parameter of kernel `{entry}`",
+                    bad.join("`, `")
+                ),
+            );
+            skip[k] = true;
+            continue;
+        }
+        if !c.data.is_empty() {
+            let hints: Vec<String> = c.data.iter().map(|(n, h)| format!("{n} = {h}")).collect();
+            r.notes.push(format!(
+                "data hints not used yet ({}): the emulator treats loaded values as unknown",
+                hints.join(", ")
+            ));
+        }
+        if !c.mapped_host.is_empty() {
+            r.notes.push(format!(
+                "mapped host buffers ({}) are timed as device memory: the models do not know mapped host memory yet",
+                c.mapped_host.join(", ")
+            ));
+        }
+    }
+    let em = match emulate(module, &entry, c0.launch, &c0.args, Options::default()) {
+        Ok(e) => e,
+        Err(e) => {
+            fail(&mut out, reason::EMULATION, &e.to_string());
+            return out;
+        }
+    };
+    let models: Vec<&str> = opts.models.iter().map(String::as_str).collect();
+    // Predictions per (device, resources): cases on the same GPU with the same resources share.
+    let mut memo: Vec<(PredictKey, Vec<ModelResult>)> = Vec::new();
+    for (k, &i) in members.iter().enumerate() {
+        let c = &cases[i];
+        let r = &mut out[k].1;
+        if skip[k] {
+            continue;
+        }
+        let Some(device) = device_of(c) else { continue };
+        let report = origin[i]
+            .as_ref()
+            .and_then(|(_, u)| u.as_ref())
+            .and_then(|&u| units[u].as_ref().ok())
+            .map(|(_, log, _)| log.as_str());
+        let resources = match resources_of(c, &entry, report, em.shared_bytes_static, &mut r.notes)
+        {
+            Ok(x) => x,
+            Err(m) => {
+                r.fail_all(reason::RESOURCES, &m);
+                continue;
+            }
+        };
+        let key = (device.name.clone(), resources.clone());
+        let outcomes = match memo.iter().find(|(k, _)| *k == key) {
+            Some((_, o)) => o.clone(),
+            None => {
+                let req = PtxRequest {
+                    resources,
+                    t_p_us: None,
+                    t_m_cycles: None,
+                };
+                let o = predict_all(&device, &em, &models, &req);
+                memo.push((key, o.clone()));
+                o
+            }
+        };
+        for (m, o) in r.models.iter_mut().zip(outcomes) {
+            m.outcome = o;
+        }
+    }
+    out
+}
+
+/// Every model on one launch and device: a time or a failure per model.
+fn predict_all(
+    device: &Device,
+    em: &crate::emulate::Emulation,
+    models: &[&str],
+    req: &PtxRequest,
+) -> Vec<ModelResult> {
+    let fail = |m: String| Failure {
+        reason: reason::MODEL.into(),
+        message: m,
+    };
+    // One model at a time would repeat the trace simulation; with several, `predict_models`
+    // runs it once and lists the others' errors.
+    let report = if models.len() == 1 {
+        predict_models(device, em, models, req).map(|r| (r.predictions, Vec::new()))
+    } else {
+        predict_models(device, em, models, req).map(|r| (r.predictions, r.errors))
+    };
+    match report {
+        Err(e) => models.iter().map(|_| Err(fail(e.to_string()))).collect(),
+        Ok((predictions, errors)) => models
+            .iter()
+            .map(|m| {
+                if let Some(p) = predictions.iter().find(|p| p.model == *m) {
+                    if p.time_us.is_finite() && p.time_us > 0.0 {
+                        Ok(p.time_us)
+                    } else {
+                        Err(fail(format!("predicted {} us", p.time_us)))
+                    }
+                } else if let Some(e) = errors.iter().find(|e| e.model == *m) {
+                    Err(fail(e.error.clone()))
+                } else {
+                    Err(fail("the model gave no prediction".into()))
+                }
+            })
+            .collect(),
+    }
+}
+
+/// The resources the models get for a case: given numbers, the report's, or none.
+fn resources_of(
+    c: &Case,
+    entry: &str,
+    report: Option<&str>,
+    static_shared_bytes: u64,
+    notes: &mut Vec<String>,
+) -> std::result::Result<Option<KernelResources>, String> {
+    let from_report = match report {
+        Some(text) => Some(
+            parse_report(text)
+                .into_iter()
+                .find(|r| r.name == entry)
+                .ok_or_else(|| format!("the compiler's resource report has no kernel `{entry}`"))?,
+        ),
+        None => None,
+    };
+    let arch = from_report
+        .as_ref()
+        .and_then(|r| r.arch.clone())
+        .unwrap_or_else(|| "the compiled target".into());
+    let mut res = from_report.clone().unwrap_or_default();
+    res.name = entry.to_string();
+    match c.registers {
+        Amount::Given(n) => res.registers = Some(n),
+        Amount::Compiler => {
+            let r = from_report
+                .as_ref()
+                .and_then(|r| r.registers)
+                .ok_or("the resource report gives no register count")?;
+            notes.push(format!(
+                "{r} registers per thread from the ptxas report for {arch}"
+            ));
+        }
+        Amount::Unknown => res.registers = None,
+    }
+    let dynamic = c.dynamic_shared_bytes;
+    let shared = match c.shared_bytes {
+        Amount::Given(s) => Some(s),
+        // ptxas leaves out `bytes smem` when a kernel has none.
+        Amount::Compiler => Some(
+            from_report
+                .as_ref()
+                .and_then(|r| r.shared_bytes)
+                .unwrap_or(0),
+        ),
+        Amount::Unknown if dynamic > 0 => Some(static_shared_bytes),
+        Amount::Unknown => None,
+    };
+    res.shared_bytes = shared.map(|s| s + dynamic);
+    if dynamic > 0 {
+        notes.push(format!(
+            "{dynamic} bytes of dynamic shared memory added to the {} static bytes for occupancy",
+            shared.unwrap_or(0)
+        ));
+    }
+    let empty = KernelResources {
+        name: entry.to_string(),
+        ..KernelResources::default()
+    };
+    Ok((res != empty).then_some(res))
+}
