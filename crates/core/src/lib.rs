@@ -4,6 +4,7 @@
 //! `model` (the performance models and `Prediction`), then `cli` (the command line, the only
 //! place that knows about flags and output formats). `error` holds the one error type.
 
+pub mod compile;
 pub mod device;
 pub mod emulate;
 pub mod error;
@@ -14,6 +15,7 @@ pub mod memory;
 pub mod model;
 pub mod progress;
 pub mod ptx;
+pub mod tune;
 pub mod workload;
 
 pub use error::{Error, Result};
