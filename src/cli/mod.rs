@@ -20,6 +20,7 @@ mod puchala_plot;
 mod report;
 mod reproduce;
 mod trace;
+mod tune;
 
 use std::path::{Path, PathBuf};
 
@@ -76,6 +77,8 @@ pub enum Command {
     Compare(explore::CompareArgs),
     /// Emulate the warps of one PTX kernel launch: instructions, coalescing, bank conflicts.
     Trace(trace::TraceArgs),
+    /// Rank every configuration of an autotuning search space (FAIR spec) per GPU, or score a ranking.
+    Tune(tune::TuneArgs),
 }
 
 /// Parses the process arguments and runs the command.
@@ -104,6 +107,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Calibrate(a) => evaluate::run_calibrate(&a),
         Command::Evaluate(a) => evaluate::run_evaluate(&a),
         Command::Trace(a) => trace::run(&a),
+        Command::Tune(a) => tune::run(&a),
     }
 }
 

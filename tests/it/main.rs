@@ -29,3 +29,4 @@ mod ptx_robust;
 mod puchala_cli;
 mod puchala_common;
 mod puchala_reproduce;
+mod tune;

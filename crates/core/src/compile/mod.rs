@@ -130,7 +130,8 @@ impl Compiler {
                             });
                         }
                         Err(e) if choice == Choice::Nvrtc => return Err(e),
-                        Err(e) => nvrtc_error = Some(e),
+                        Err(Error::MissingInput { message, .. }) => nvrtc_error = Some(message),
+                        Err(e) => nvrtc_error = Some(e.to_string()),
                     }
                 }
                 match nvcc::Nvcc::find() {
@@ -181,9 +182,7 @@ impl Compiler {
                 Ok(match (out.ptx, out.status) {
                     (Some(ptx), None) => Outcome::Compiled { ptx, log: out.log },
                     (_, status) => Outcome::Failed {
-                        reason: first_error_line(&out.log)
-                            .or(status)
-                            .unwrap_or_else(|| "NVRTC failed without a message".into()),
+                        reason: failure_reason(&out.log, status.as_deref(), "NVRTC"),
                         log: out.log,
                     },
                 })
@@ -219,16 +218,48 @@ fn find_nvrtc() -> Result<Arc<nvrtc::Nvrtc>> {
         .map_err(|m| Error::missing("compiler", m))
 }
 
-/// The first line of a compiler log that reports an error (else the first line), trimmed.
+/// The first line of a compiler log that reports an error, trimmed.
 pub fn first_error_line(log: &str) -> Option<String> {
-    let lines = || log.lines().map(str::trim).filter(|l| !l.is_empty());
-    lines()
+    log.lines()
+        .map(str::trim)
         .find(|l| {
             let lower = l.to_ascii_lowercase();
             lower.contains("error") || lower.contains("fatal")
         })
-        .or_else(|| lines().next())
         .map(str::to_string)
+}
+
+/// Static shared memory a kernel may declare, bytes: 48 KB on every architecture (more only
+/// as dynamic shared memory with an opt-in), the limit ptxas enforces.
+pub const STATIC_SHARED_LIMIT_BYTES: u64 = 48 * 1024;
+
+/// Why a compiler failed when its log names no error: NVRTC's status, and what the ptxas
+/// report in the log shows (a kernel over the static shared-memory limit), else the log's
+/// last line.
+pub fn failure_reason(log: &str, status: Option<&str>, tool: &str) -> String {
+    if let Some(line) = first_error_line(log) {
+        return line;
+    }
+    let over: Vec<String> = crate::ptx::resources::parse_report(log)
+        .into_iter()
+        .filter_map(|r| {
+            let smem = r.shared_bytes?;
+            (smem > STATIC_SHARED_LIMIT_BYTES).then(|| {
+                format!(
+                    "kernel `{}` declares {smem} bytes of static shared memory, over the {STATIC_SHARED_LIMIT_BYTES}-byte limit",
+                    r.name
+                )
+            })
+        })
+        .collect();
+    let what = status.map_or_else(|| format!("{tool} failed"), str::to_string);
+    if !over.is_empty() {
+        return format!("{what}: {}", over.join("; "));
+    }
+    match log.lines().map(str::trim).filter(|l| !l.is_empty()).last() {
+        Some(last) => format!("{what}: {last}"),
+        None => what,
+    }
 }
 
 /// A fresh folder for one compilation's files, removed when dropped.
@@ -255,7 +286,7 @@ impl Drop for TempDir {
 /// The outcome of a step that failed: the first error line of its log.
 pub(crate) fn failed(log: String, tool: &str) -> Outcome {
     Outcome::Failed {
-        reason: first_error_line(&log).unwrap_or_else(|| format!("{tool} failed")),
+        reason: failure_reason(&log, None, tool),
         log,
     }
 }
@@ -312,7 +343,13 @@ mod tests {
             first_error_line(log).unwrap(),
             "ptxas error   : Entry function 'k' uses too much shared data (0x1d010 bytes, 0xc000 max)"
         );
-        assert_eq!(first_error_line("\n  only this\n").unwrap(), "only this");
-        assert_eq!(first_error_line(""), None);
+        assert_eq!(first_error_line("\n  no problem here\n"), None);
+        // NVRTC 12.9 fails a kernel over 48 KB of static shared memory without an error line.
+        let log = "ptxas info    : Compiling entry function 'conv' for 'sm_75'\nptxas info    : Used 255 registers, used 1 barriers, 94640 bytes smem, 376 bytes cmem[0]\n";
+        assert_eq!(
+            failure_reason(log, Some("NVRTC_ERROR_COMPILATION"), "NVRTC"),
+            "NVRTC_ERROR_COMPILATION: kernel `conv` declares 94640 bytes of static shared memory, over the 49152-byte limit"
+        );
+        assert_eq!(failure_reason("", None, "nvcc"), "nvcc failed");
     }
 }

@@ -140,6 +140,20 @@ impl TuneReport {
     }
 }
 
+/// Distinct model notes kept for the report.
+const MAX_MODEL_NOTES: usize = 16;
+
+/// A note without its `line N: ` prefix, so that the same remark about different PTX lines
+/// (which move between configurations) is kept once.
+fn without_line(note: &str) -> &str {
+    note.strip_prefix("line ")
+        .and_then(|rest| {
+            let digits = rest.find(|c: char| !c.is_ascii_digit())?;
+            (digits > 0).then(|| rest[digits..].strip_prefix(": "))?
+        })
+        .unwrap_or(note)
+}
+
 /// Everything shared by the parallel workers.
 struct Context<'a> {
     req: &'a TuneRequest,
@@ -541,8 +555,8 @@ impl Context<'_> {
                     }
                     if let Ok(mut notes) = self.notes.lock() {
                         for n in report.notes.iter().filter(|n| !n.starts_with("emulated ")) {
-                            if notes.len() < 24 {
-                                notes.insert(n.clone());
+                            if notes.len() < MAX_MODEL_NOTES {
+                                notes.insert(without_line(n).to_string());
                             }
                         }
                     }
@@ -695,6 +709,16 @@ mod tests {
                 Some(1)
             ]
         );
+    }
+
+    #[test]
+    fn line_numbers_are_dropped_from_notes() {
+        assert_eq!(
+            without_line("line 182: data-dependent branch (32 lanes)"),
+            "data-dependent branch (32 lanes)"
+        );
+        assert_eq!(without_line("line x: y"), "line x: y");
+        assert_eq!(without_line("eq 8: 5 cycles"), "eq 8: 5 cycles");
     }
 
     #[test]
