@@ -170,12 +170,14 @@ fn overrides(a: &TuneArgs) -> Result<Overrides> {
                 .collect();
             match sizes {
                 Some(s) if (1..=3).contains(&s.len()) => Some(s),
-                _ => return Err(Error::invalid(
-                    "--problem-size",
-                    format!(
+                _ => {
+                    return Err(Error::invalid(
+                        "--problem-size",
+                        format!(
                         "expected one to three whole numbers X[,Y,Z] of at least 1, got `{text}`"
                     ),
-                )),
+                    ))
+                }
             }
         }
         None => None,

@@ -361,6 +361,92 @@ fn mapped_host_memory_adds_the_pcie_transfer() {
     }
 }
 
+/// `predicted_us` of the `ok` rows by configuration.
+fn ok_times(stdout: &str) -> Vec<(String, f64)> {
+    let mut v: Vec<(String, f64)> = json_lines(stdout)
+        .into_iter()
+        .filter(|r| r["status"] == "ok")
+        .map(|r| {
+            let key = format!("{},{},{}", r["block_size_x"], r["tile"], r["stage_floats"]);
+            (key, r["predicted_us"].as_f64().unwrap())
+        })
+        .collect();
+    v.sort_by(|a, b| a.0.cmp(&b.0));
+    v
+}
+
+#[test]
+fn mapped_buffers_of_our_own_kernel_cross_pcie_3() {
+    if !have_cuda_compiler() {
+        return;
+    }
+    let dir = temp_dir("tune-mapped-vadd");
+    let (code, plain, err) = tune_vadd(&dir, &["--json"]);
+    assert_eq!(code, 0, "{err}");
+    let (code, mapped, err) = tune_vadd(
+        &dir,
+        &[
+            "--json",
+            "--mapped-host",
+            "a",
+            "--mapped-host",
+            "2",
+            "--mapped-host",
+            "c",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("mapped host memory (a, b, c)") && err.contains("PCIe 3.0 x16"),
+        "{err}"
+    );
+    let (plain, mapped) = (ok_times(&plain), ok_times(&mapped));
+    assert_eq!(plain.len(), 8);
+    // a and b: 2 x 100,000 floats = 800,000 bytes read; c: 400,000 bytes written the other
+    // way at the same time. PCIe 3.0 x16: 16 lanes x 8 GT/s x 128/130 / 8 = 15.754 GB/s, so
+    // 800,000 / 15.754e3 = 50.78 us. The last block of a grid is partial but is counted like
+    // the interior block the trace model emulates: up to 0.4 % more (196 blocks x 512).
+    let link_us = 800_000.0 / (16.0 * 8.0 * 128.0 / 130.0 / 8.0 * 1e3);
+    for ((k1, p), (k2, m)) in plain.iter().zip(&mapped) {
+        assert_eq!(k1, k2);
+        let added = m - p;
+        assert!(
+            added >= link_us * 0.999 && added <= link_us * 1.004,
+            "{k1}: added {added} us, expected {link_us}"
+        );
+    }
+}
+
+#[test]
+fn nvcc_is_the_fallback_route_with_the_same_verdicts() {
+    if kerneltime::compile::nvcc::Nvcc::find().is_none() {
+        eprintln!("skipped: nvcc is not on PATH or in a CUDA or toolchain folder");
+        return;
+    }
+    let dir = temp_dir("tune-nvcc");
+    let (code, out, err) = tune_vadd(&dir, &["--json", "--compiler", "nvcc"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("compiler: nvcc"), "{err}");
+    let rows = json_lines(&out);
+    let count = |s: &str| rows.iter().filter(|r| r["status"] == s).count();
+    assert_eq!(
+        (count("ok"), count("cannot-launch"), count("compile-error")),
+        (8, 6, 8)
+    );
+    // ptxas names the problem itself on this route.
+    let refused = rows
+        .iter()
+        .find(|r| r["status"] == "compile-error")
+        .unwrap();
+    assert!(
+        refused["reason"]
+            .as_str()
+            .unwrap()
+            .contains("too much shared data"),
+        "{refused}"
+    );
+}
+
 #[test]
 fn mistakes_are_one_line_errors_with_exit_code_2() {
     let dir = temp_dir("tune-errors");

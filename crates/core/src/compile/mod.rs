@@ -256,7 +256,7 @@ pub fn failure_reason(log: &str, status: Option<&str>, tool: &str) -> String {
     if !over.is_empty() {
         return format!("{what}: {}", over.join("; "));
     }
-    match log.lines().map(str::trim).filter(|l| !l.is_empty()).last() {
+    match log.lines().map(str::trim).rfind(|l| !l.is_empty()) {
         Some(last) => format!("{what}: {last}"),
         None => what,
     }

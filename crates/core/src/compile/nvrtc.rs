@@ -218,3 +218,20 @@ impl Nvrtc {
         Some(String::from_utf8_lossy(&buf).into_owned())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_that_is_not_nvrtc_is_refused_with_its_name() {
+        let e = Nvrtc::load(Path::new("/nonexistent/libnvrtc.so.12"))
+            .err()
+            .expect("no such library")
+            .to_string();
+        assert!(
+            e.contains("/nonexistent/libnvrtc.so.12") && e.contains("cannot be used as NVRTC"),
+            "{e}"
+        );
+    }
+}
