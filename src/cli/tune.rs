@@ -70,7 +70,8 @@ pub struct TuneArgs {
     /// Also write the predictions as a Kernel Tuner cache file (times in ms), for one device.
     #[arg(long, value_name = "FILE.json")]
     pub cache_out: Option<PathBuf>,
-    /// Score the ranking against a measured Kernel Tuner cache (.json or .json.gz).
+    /// Score the ranking against a measured Kernel Tuner cache or T4 results file (.json or
+    /// .json.gz).
     #[arg(long, value_name = "MEASURED")]
     pub evaluate: Option<PathBuf>,
     /// The problem size X[,Y,Z], replacing the spec's ProblemSize.

@@ -10,7 +10,12 @@
 //! launch, `CompilationFailedConfig` for compiler refusals), `times` and the bookkeeping fields
 //! (zero). Configurations the model could not predict are left out.
 //!
-//! What it does NOT do: merge with an existing cache, or read Kernel Tuner's T4 results files.
+//! A T4 results file (the open autotuning results schema Kernel Tuner also writes: `results`, each
+//! with a `configuration`, an `invalidity` and `measurements` named `time` with a `unit`) is read
+//! as a measured cache too; an `invalidity` of `compile`, `runtime`, `timeout`, `correctness` or
+//! `constraints` is a failure.
+//!
+//! What it does NOT do: merge with an existing cache, or write T4 files.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -148,9 +153,12 @@ impl MeasuredCache {
         MeasuredCache::parse(&text, &path.display().to_string())
     }
 
-    /// Parses a cache's text.
+    /// Parses a cache's text (or a T4 results file, recognised by its `results` list).
     pub fn parse(text: &str, origin: &str) -> Result<MeasuredCache> {
         let (root, _) = crate::fit::measurements::kernel_tuner::parse_json(text, origin)?;
+        if let Some(results) = root.get("results").and_then(Json::as_array) {
+            return parse_t4(results, origin);
+        }
         let bad = |m: &str| Error::file(origin, m.to_string());
         let keys: Vec<String> = root
             .get("tune_params_keys")
@@ -249,6 +257,78 @@ impl MeasuredCache {
     }
 }
 
+/// Milliseconds per unit of a T4 measurement.
+fn ms_per(unit: &str) -> Option<f64> {
+    match unit {
+        "s" => Some(1e3),
+        "ms" => Some(1.0),
+        "us" | "µs" => Some(1e-3),
+        "ns" => Some(1e-6),
+        _ => None,
+    }
+}
+
+/// A T4 results list as a measured cache.
+fn parse_t4(results: &[Json], origin: &str) -> Result<MeasuredCache> {
+    let at = |k: usize, m: String| Error::file(origin, format!("results[{k}]: {m}"));
+    let mut keys: Vec<String> = Vec::new();
+    let mut entries = HashMap::with_capacity(results.len());
+    for (k, r) in results.iter().enumerate() {
+        let config = r
+            .get("configuration")
+            .and_then(Json::as_object)
+            .ok_or_else(|| at(k, "has no `configuration` object".into()))?;
+        if keys.is_empty() {
+            keys = config.keys().cloned().collect();
+        }
+        let parts: Vec<String> = keys
+            .iter()
+            .map(|n| {
+                config
+                    .get(n)
+                    .map(json_key_part)
+                    .ok_or_else(|| at(k, format!("its configuration has no `{n}`")))
+            })
+            .collect::<Result<_>>()?;
+        let invalidity = r
+            .get("invalidity")
+            .and_then(Json::as_str)
+            .unwrap_or("correct");
+        let measured = match invalidity {
+            "compile" | "runtime" | "timeout" | "correctness" | "constraints" => {
+                Measured::Failed(invalidity.to_string())
+            }
+            _ => {
+                let m = r
+                    .get("measurements")
+                    .and_then(Json::as_array)
+                    .and_then(|ms| {
+                        ms.iter()
+                            .find(|m| m.get("name").and_then(Json::as_str) == Some("time"))
+                    })
+                    .ok_or_else(|| at(k, "has no measurement named `time`".into()))?;
+                let value = m.get("value").and_then(Json::as_f64);
+                let unit = m.get("unit").and_then(Json::as_str).unwrap_or("ms");
+                match (value, ms_per(unit)) {
+                    (Some(v), Some(f)) if v.is_finite() && v > 0.0 => Measured::TimeMs(v * f),
+                    (_, None) => {
+                        return Err(at(k, format!("time unit `{unit}` is not s, ms, us or ns")))
+                    }
+                    _ => return Err(at(k, "its `time` value is not a number above zero".into())),
+                }
+            }
+        };
+        entries.insert(parts.join(","), measured);
+    }
+    Ok(MeasuredCache {
+        origin: origin.to_string(),
+        device_name: None,
+        kernel_name: None,
+        keys,
+        entries,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -296,5 +376,31 @@ mod tests {
             e.contains("only in the cache: b") && e.contains("only in the spec: c"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn t4_results_are_read_as_a_measured_cache() {
+        // Written for this test in the layout of the open autotuning results schema.
+        let t4 = r#"{"schema_version": "1.0.0", "results": [
+          {"configuration": {"b": 32, "a": 1}, "invalidity": "correct", "correctness": 1,
+           "times": {}, "measurements": [{"name": "time", "value": 1500, "unit": "us"}]},
+          {"configuration": {"b": 32, "a": 2}, "invalidity": "runtime", "correctness": 0,
+           "times": {}, "measurements": []}
+        ]}"#;
+        let m = MeasuredCache::parse(t4, "t4.json").unwrap();
+        let order = m.key_order(&["a".to_string(), "b".to_string()]).unwrap();
+        assert_eq!(
+            m.get(&order, &[Value::Int(1), Value::Int(32)]),
+            Some(&Measured::TimeMs(1.5))
+        );
+        assert_eq!(
+            m.get(&order, &[Value::Int(2), Value::Int(32)]),
+            Some(&Measured::Failed("runtime".into()))
+        );
+        let bad = t4.replace("\"unit\": \"us\"", "\"unit\": \"fortnights\"");
+        let e = MeasuredCache::parse(&bad, "t4.json")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("results[0]") && e.contains("fortnights"), "{e}");
     }
 }
