@@ -23,6 +23,7 @@ mod report;
 mod reproduce;
 mod suite;
 mod trace;
+mod tune;
 
 use std::path::{Path, PathBuf};
 
@@ -79,6 +80,8 @@ pub enum Command {
     Compare(explore::CompareArgs),
     /// Emulate the warps of one PTX kernel launch: instructions, coalescing, bank conflicts.
     Trace(trace::TraceArgs),
+    /// Rank every configuration of an autotuning search space (FAIR spec) per GPU, or score a ranking.
+    Tune(tune::TuneArgs),
 }
 
 /// Parses the process arguments and runs the command.
@@ -118,6 +121,7 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Calibrate(a) => evaluate::run_calibrate(&a),
         Command::Evaluate(a) => evaluate::run_evaluate(&a),
         Command::Trace(a) => trace::run(&a),
+        Command::Tune(a) => tune::run(&a),
     }
 }
 

@@ -1,11 +1,11 @@
 //! `kerneltime evaluate --suite SUITE.toml [--model M|all] [--json] [--out DIR]`: runs a
-//! measurement suite (the format is documented in `kerneltime::eval::suite`) and prints the
+//! measurement suite (the format is documented in `kerneltime::suite`) and prints the
 //! accuracy per dataset x device x model, with failed cases counted per reason.
 //!
 //! `--out DIR` writes `summary.json` (what `--json` prints), `cases.csv` (one row per case and
 //! model: measured, predicted, ratio or the failure) and `accuracy.md` (a Markdown table per
 //! dataset, for the README). Reading flags, printing and writing only; the work is
-//! `kerneltime::eval::suite`.
+//! `kerneltime::suite`.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -14,8 +14,8 @@ use clap::Args;
 
 use super::progress::Bar;
 use kerneltime::error::{write_atomic, Error, Result};
-use kerneltime::eval::suite::{evaluate_suite, Suite, SuiteEvaluation, SuiteOptions, Toolchain};
-use kerneltime::model::from_trace::PTX_MODELS;
+use kerneltime::model::ModelId;
+use kerneltime::suite::{evaluate_suite, Suite, SuiteEvaluation, SuiteOptions, Toolchain};
 
 #[derive(Debug, Clone, Default, Args)]
 pub struct SuiteArgs {
@@ -48,15 +48,15 @@ fn default_cache_dir() -> PathBuf {
 
 pub fn run(args: &SuiteArgs, suite_path: &Path, model: &str, json: bool) -> Result<()> {
     let models: Vec<String> = if model == "all" {
-        PTX_MODELS.iter().map(|m| m.to_string()).collect()
-    } else if PTX_MODELS.contains(&model) {
-        vec![model.to_string()]
+        ModelId::from_ptx().map(|m| m.name().to_string()).collect()
+    } else if let Some(m) = ModelId::ptx_model(model) {
+        vec![m.name().to_string()]
     } else {
         return Err(Error::invalid(
             "--model",
             format!(
                 "`{model}` cannot run on a suite; the PTX models are {}, or all",
-                PTX_MODELS.join(", ")
+                ModelId::ptx_names()
             ),
         ));
     };

@@ -34,3 +34,4 @@ mod puchala_cli;
 mod puchala_common;
 mod puchala_reproduce;
 mod suite;
+mod tune;

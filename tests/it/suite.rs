@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::common::{json, run, temp_dir, write};
-use kerneltime::eval::suite::{Compiler, Suite, Toolchain};
+use kerneltime::suite::{Compiler, Suite, Toolchain};
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/suite")
@@ -458,9 +458,8 @@ fn a_measurement_file_becomes_cases_through_filter_sample_and_template() {
         &text.replace(r#"sample_per = ["device"]"#, r#"sample_by = ["n"]"#),
     );
     let by = Suite::load(&by).unwrap();
-    let size = |c: &kerneltime::eval::suite::Case| {
-        c.args.iter().find(|a| a.starts_with("3=")).unwrap().clone()
-    };
+    let size =
+        |c: &kerneltime::suite::Case| c.args.iter().find(|a| a.starts_with("3=")).unwrap().clone();
     let mut sizes: Vec<String> = by.cases.iter().map(size).collect();
     sizes.sort();
     sizes.dedup();

@@ -15,6 +15,7 @@
 //! is its own crate, `kerneltime-ptx`; the command line is `kerneltime-cli`.
 
 pub mod api;
+pub mod compile;
 pub mod device;
 pub mod emulate;
 pub mod error;
@@ -25,6 +26,8 @@ pub mod memory;
 pub mod model;
 pub mod progress;
 pub mod ptx;
+pub mod suite;
+pub mod tune;
 pub mod workload;
 
 pub use api::{

@@ -7,7 +7,9 @@
 use std::collections::{HashMap, HashSet};
 
 use crate::workload::trace::LatencyClass;
-use kerneltime_ptx::ast::{type_size_bytes, Function, Instruction, Module, Operand, Param, Variable};
+use kerneltime_ptx::ast::{
+    type_size_bytes, Function, Instruction, Module, Operand, Param, Variable,
+};
 use kerneltime_ptx::cfg::Cfg;
 use kerneltime_ptx::classify::{Class, Space};
 use kerneltime_ptx::diag::Diagnostics;

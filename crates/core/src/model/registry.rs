@@ -77,6 +77,21 @@ impl ModelId {
         .into_iter()
     }
 
+    /// The model `name` names, when it runs on an emulated PTX launch.
+    pub fn ptx_model(name: &str) -> Option<ModelId> {
+        name.parse::<ModelId>()
+            .ok()
+            .filter(|m| ModelId::from_ptx().any(|x| x == *m))
+    }
+
+    /// The names of the models that run from PTX, joined for messages.
+    pub fn ptx_names() -> String {
+        ModelId::from_ptx()
+            .map(|m| m.name())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
     /// The models that run on a profiler-counter row.
     pub fn from_counters(self) -> bool {
         matches!(

@@ -15,8 +15,10 @@ use super::{line_error, Dim3, Measurement, Parsed};
 use crate::error::{Error, Result};
 use serde_json::Value;
 
-pub(crate) fn parse(text: &str, origin: &str) -> Result<Parsed> {
-    let (root, text_used) = match serde_json::from_str::<Value>(text) {
+/// Parses a cache's JSON, also a cache still being written (its entries end with `,` and the
+/// closing braces are missing). Returns the value and the text it was read from.
+pub(crate) fn parse_json(text: &str, origin: &str) -> Result<(Value, String)> {
+    Ok(match serde_json::from_str::<Value>(text) {
         Ok(v) => (v, text.to_string()),
         Err(first) => {
             // An open cache: entries end with ",\n" and the closing braces are missing.
@@ -33,7 +35,11 @@ pub(crate) fn parse(text: &str, origin: &str) -> Result<Parsed> {
                 }
             }
         }
-    };
+    })
+}
+
+pub(crate) fn parse(text: &str, origin: &str) -> Result<Parsed> {
+    let (root, text_used) = parse_json(text, origin)?;
     let obj = root
         .as_object()
         .ok_or_else(|| Error::file(origin, "a Kernel Tuner cache must be a JSON object"))?;

@@ -206,7 +206,7 @@ pub fn parse_text(text: &str, origin: &str, format: Option<Format>) -> Result<Me
 }
 
 /// Gunzips when the bytes start with the gzip magic number; the result must be UTF-8.
-fn decode(bytes: &[u8]) -> std::result::Result<String, String> {
+pub(crate) fn decode(bytes: &[u8]) -> std::result::Result<String, String> {
     let raw: Vec<u8>;
     let data = if bytes.starts_with(&[0x1f, 0x8b]) {
         let mut out = Vec::new();

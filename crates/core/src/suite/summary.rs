@@ -221,7 +221,7 @@ pub fn failures(results: &[CaseResult]) -> Vec<FailureCount> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::eval::suite::run::{Failure, ModelOutcome};
+    use crate::suite::run::{Failure, ModelOutcome};
 
     fn close(a: f64, b: f64) -> bool {
         (a - b).abs() < 1e-12

@@ -88,7 +88,7 @@
 
 pub mod compile;
 mod read;
-mod run;
+pub mod run;
 mod summary;
 mod template;
 

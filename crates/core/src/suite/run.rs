@@ -1,7 +1,7 @@
 //! Running a suite: resolve devices, compile each distinct source once (in parallel, cached),
 //! emulate each distinct launch once (in parallel) and predict it with every requested model on
-//! every device its cases name. Predictions go through today's PTX path, `emulate::emulate` and
-//! `model::from_trace::predict_models`; a case that cannot be predicted gets a failure with a
+//! every device its cases name. Predictions go through the library's PTX path,
+//! `emulate::emulate` and `api::predict_models`; a case that cannot be predicted gets a failure with a
 //! reason, never disappears.
 
 use std::collections::{BTreeMap, HashMap};
@@ -14,10 +14,11 @@ use rayon::prelude::*;
 use super::compile::{self, Toolchain};
 use super::summary::{self, CompileStats, SuiteEvaluation};
 use super::{Amount, Case, DeviceRef, KernelSource, Suite};
+use crate::api::{self, Kernel};
 use crate::device::{catalogue, Device};
-use crate::emulate::{emulate, Options};
+use crate::emulate::{emulate, KernelArg, Options};
 use crate::error::{Error, Result};
-use crate::model::from_trace::{predict_models, PtxRequest, PTX_MODELS};
+use crate::model::ModelId;
 use crate::progress::Progress;
 use crate::ptx::ast::Module;
 use crate::ptx::diag::Severity;
@@ -38,7 +39,7 @@ pub mod reason {
 /// How to run a suite.
 #[derive(Debug, Clone)]
 pub struct SuiteOptions {
-    /// Models to run, each one of `model::from_trace::PTX_MODELS`.
+    /// Models to run, each a name of `ModelId::from_ptx()`.
     pub models: Vec<String>,
     pub toolchain: Toolchain,
     /// Where compiled PTX and resource reports are kept between runs.
@@ -122,12 +123,12 @@ pub fn evaluate_suite(
     progress: &dyn Progress,
 ) -> Result<SuiteEvaluation> {
     for m in &opts.models {
-        if !PTX_MODELS.contains(&m.as_str()) {
+        if ModelId::ptx_model(m).is_none() {
             return Err(Error::invalid(
                 "model",
                 format!(
                     "`{m}` cannot run from PTX; these can: {}",
-                    PTX_MODELS.join(", ")
+                    ModelId::ptx_names()
                 ),
             ));
         }
@@ -516,14 +517,21 @@ fn run_job(
             ));
         }
     }
-    let em = match emulate(module, &entry, c0.launch, &c0.args, Options::default()) {
+    let em = match KernelArg::parse_all(&c0.args)
+        .and_then(|args| emulate(module, &entry, c0.launch, &args, Options::default()))
+    {
         Ok(e) => e,
         Err(e) => {
             fail(&mut out, reason::EMULATION, &e.to_string());
             return out;
         }
     };
-    let models: Vec<&str> = opts.models.iter().map(String::as_str).collect();
+    let em = Arc::new(em);
+    let models: Vec<ModelId> = opts
+        .models
+        .iter()
+        .filter_map(|m| ModelId::ptx_model(m))
+        .collect();
     // Predictions per (device, resources): cases on the same GPU with the same resources share.
     let mut memo: Vec<(PredictKey, Vec<ModelResult>)> = Vec::new();
     for (k, &i) in members.iter().enumerate() {
@@ -550,12 +558,7 @@ fn run_job(
         let outcomes = match memo.iter().find(|(k, _)| *k == key) {
             Some((_, o)) => o.clone(),
             None => {
-                let req = PtxRequest {
-                    resources,
-                    t_p_us: None,
-                    t_m_cycles: None,
-                };
-                let o = predict_all(&device, &em, &models, &req);
+                let o = predict_all(&device, &em, &models, resources);
                 memo.push((key, o.clone()));
                 o
             }
@@ -570,10 +573,15 @@ fn run_job(
 /// Every model on one launch and device: a time or a failure per model.
 fn predict_all(
     device: &Device,
-    em: &crate::emulate::Emulation,
-    models: &[&str],
-    req: &PtxRequest,
+    em: &Arc<crate::emulate::Emulation>,
+    models: &[ModelId],
+    resources: Option<KernelResources>,
 ) -> Vec<ModelResult> {
+    let kernel = Kernel::Emulated {
+        emulation: em.clone(),
+        resources,
+    };
+    let options = api::Options::default();
     let fail = |m: String| Failure {
         reason: reason::MODEL.into(),
         message: m,
@@ -581,9 +589,9 @@ fn predict_all(
     // One model at a time would repeat the trace simulation; with several, `predict_models`
     // runs it once and lists the others' errors.
     let report = if models.len() == 1 {
-        predict_models(device, em, models, req).map(|r| (r.predictions, Vec::new()))
+        api::predict_models(&kernel, device, models, &options).map(|r| (r.predictions, Vec::new()))
     } else {
-        predict_models(device, em, models, req).map(|r| (r.predictions, r.errors))
+        api::predict_models(&kernel, device, models, &options).map(|r| (r.predictions, r.errors))
     };
     match report {
         Err(e) => models.iter().map(|_| Err(fail(e.to_string()))).collect(),

@@ -1,0 +1,343 @@
+//! How good a ranking is against measured times: what an autotuning user gains by measuring
+//! only the configurations the prediction puts first.
+//!
+//! Over the configurations that were both predicted and measured:
+//!
+//! - Kendall's tau-b and Spearman's rho between predicted and measured times, over the pairs
+//!   where the prediction is `ok` and the measurement a time (`fit::rank`).
+//! - Regret of measuring the predicted top `k` (`ok` rows by rank): the best measured time
+//!   among them over the best measured time of all, minus 1 (0 = the best was found). A
+//!   configuration in the top `k` that failed when measured is skipped; when all of them
+//!   failed the regret is undefined. Top-1 is `k = 1`; top 5 % is `k = ceil(0.05 n)` of the
+//!   `n` predicted `ok`.
+//! - The baseline: the expected regret of the best of `m = 10` configurations drawn at random
+//!   without replacement from the `N` with a measured time. With the times sorted ascending,
+//!   `t_(i)` is the minimum with probability `C(N - i, m - 1) / C(N, m)`, so
+//!   `E[min] = sum_i t_(i) C(N - i, m - 1) / C(N, m)` exactly (computed by the ratio
+//!   `p_(i+1) = p_i (N - i - m + 1) / (N - i)` from `p_1 = m / N`).
+//! - Refusals: precision and recall of the predicted failures (`cannot-launch` or
+//!   `compile-error`) against the configurations whose measured `time` is a failure marker.
+//!
+//! What it does NOT do: read files (`kt_cache`), or choose `k` for the user.
+
+use super::kt_cache::{Measured, MeasuredCache};
+use super::{Status, TuneReport};
+use crate::error::Result;
+use crate::fit::rank::{kendall_tau_b, spearman_rho};
+
+/// Configurations drawn at random in the baseline.
+pub const RANDOM_DRAWS: usize = 10;
+
+/// One configuration's prediction and measurement.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pair {
+    pub status: Status,
+    pub predicted_us: Option<f64>,
+    pub rank: Option<u64>,
+    pub measured: Measured,
+}
+
+/// Precision and recall of predicted failures.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Refusals {
+    /// Predicted `cannot-launch` or `compile-error`.
+    pub predicted: usize,
+    /// Measured failures.
+    pub measured: usize,
+    /// Both.
+    pub agreed: usize,
+    pub precision: Option<f64>,
+    pub recall: Option<f64>,
+}
+
+/// The regret of measuring the predicted top `k`.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct TopK {
+    pub k: usize,
+    pub regret: Option<f64>,
+}
+
+/// The scores of a ranking against measurements.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Evaluation {
+    pub device: String,
+    pub measured_file: String,
+    /// Configurations predicted and found in the measurements.
+    pub configurations: usize,
+    /// Selected configurations the measurements do not hold.
+    pub unmatched: usize,
+    pub measured_ok: usize,
+    pub measured_failed: usize,
+    /// Pairs with a predicted and a measured time.
+    pub pairs: usize,
+    pub kendall_tau_b: Option<f64>,
+    pub spearman: Option<f64>,
+    pub measured_best_ms: Option<f64>,
+    pub top1: TopK,
+    pub top_k: TopK,
+    pub top_5_percent: TopK,
+    /// Expected regret of the best of [`RANDOM_DRAWS`] random configurations.
+    pub random_10_expected_regret: Option<f64>,
+    pub refusals: Refusals,
+    /// Rows per status among the evaluated configurations.
+    pub model_errors: usize,
+}
+
+/// Matches one device's rows of a report with a measured cache.
+pub fn pairs(
+    report: &TuneReport,
+    device: usize,
+    measured: &MeasuredCache,
+) -> Result<(Vec<Pair>, usize)> {
+    let order = measured.key_order(&report.param_names)?;
+    let mut out = Vec::new();
+    let mut unmatched = 0;
+    for r in report.device_rows(device) {
+        match measured.get(&order, &report.configurations[r.config].values) {
+            Some(m) => out.push(Pair {
+                status: r.status,
+                predicted_us: r.predicted_us,
+                rank: r.rank,
+                measured: m.clone(),
+            }),
+            None => unmatched += 1,
+        }
+    }
+    Ok((out, unmatched))
+}
+
+/// Expected minimum of `m` values drawn without replacement from `sorted` (ascending).
+pub fn expected_min_of_random(sorted: &[f64], m: usize) -> Option<f64> {
+    let n = sorted.len();
+    if n == 0 || m == 0 {
+        return None;
+    }
+    let m = m.min(n);
+    let mut p = m as f64 / n as f64;
+    let mut e = 0.0;
+    for (i, t) in sorted.iter().enumerate() {
+        // p is the probability that sorted[i] (the (i+1)-th smallest) is the minimum.
+        e += p * t;
+        let i1 = (i + 1) as f64;
+        let next = n as f64 - i1 - m as f64 + 1.0;
+        if next <= 0.0 {
+            break;
+        }
+        p *= next / (n as f64 - i1);
+    }
+    Some(e)
+}
+
+fn top_k_regret(ranked: &[&Pair], k: usize, best: Option<f64>) -> TopK {
+    let best_found = ranked
+        .iter()
+        .take(k)
+        .filter_map(|p| match p.measured {
+            Measured::TimeMs(t) => Some(t),
+            Measured::Failed(_) => None,
+        })
+        .fold(f64::INFINITY, f64::min);
+    let regret = match best {
+        Some(b) if best_found.is_finite() => Some(best_found / b - 1.0),
+        _ => None,
+    };
+    TopK { k, regret }
+}
+
+/// Scores matched pairs; `top_k` is the caller's `k`.
+pub fn evaluate_pairs(pairs: &[Pair], top_k: usize) -> Result<(Evaluation, Vec<f64>)> {
+    let times: Vec<f64> = pairs
+        .iter()
+        .filter_map(|p| match p.measured {
+            Measured::TimeMs(t) => Some(t),
+            Measured::Failed(_) => None,
+        })
+        .collect();
+    let best = times
+        .iter()
+        .copied()
+        .fold(None, |b: Option<f64>, t| Some(b.map_or(t, |b| b.min(t))));
+    let (mut x, mut y) = (Vec::new(), Vec::new());
+    for p in pairs {
+        if let (Status::Ok, Some(pred), Measured::TimeMs(t)) =
+            (p.status, p.predicted_us, &p.measured)
+        {
+            x.push(pred);
+            y.push(*t);
+        }
+    }
+    let mut ranked: Vec<&Pair> = pairs
+        .iter()
+        .filter(|p| p.status == Status::Ok && p.rank.is_some())
+        .collect();
+    ranked.sort_by_key(|p| p.rank);
+    let n_ok = ranked.len();
+    let five = ((n_ok as f64) * 0.05).ceil().max(1.0) as usize;
+    let mut sorted = times.clone();
+    sorted.sort_by(|a, b| a.total_cmp(b));
+    let random = match (expected_min_of_random(&sorted, RANDOM_DRAWS), best) {
+        (Some(e), Some(b)) => Some(e / b - 1.0),
+        _ => None,
+    };
+    let predicted_failed =
+        |p: &Pair| matches!(p.status, Status::CannotLaunch | Status::CompileError);
+    let measured_failed = |p: &Pair| matches!(p.measured, Measured::Failed(_));
+    let predicted = pairs.iter().filter(|p| predicted_failed(p)).count();
+    let failed = pairs.iter().filter(|p| measured_failed(p)).count();
+    let agreed = pairs
+        .iter()
+        .filter(|p| predicted_failed(p) && measured_failed(p))
+        .count();
+    let ratio = |a: usize, b: usize| (b > 0).then(|| a as f64 / b as f64);
+    let eval = Evaluation {
+        device: String::new(),
+        measured_file: String::new(),
+        configurations: pairs.len(),
+        unmatched: 0,
+        measured_ok: times.len(),
+        measured_failed: failed,
+        pairs: x.len(),
+        kendall_tau_b: kendall_tau_b(&x, &y)?,
+        spearman: spearman_rho(&x, &y)?,
+        measured_best_ms: best,
+        top1: top_k_regret(&ranked, 1, best),
+        top_k: top_k_regret(&ranked, top_k.max(1), best),
+        top_5_percent: top_k_regret(&ranked, five, best),
+        random_10_expected_regret: random,
+        refusals: Refusals {
+            predicted,
+            measured: failed,
+            agreed,
+            precision: ratio(agreed, predicted),
+            recall: ratio(agreed, failed),
+        },
+        model_errors: pairs
+            .iter()
+            .filter(|p| p.status == Status::ModelError)
+            .count(),
+    };
+    Ok((eval, sorted))
+}
+
+/// Scores one device's ranking of a report against a measured cache.
+pub fn evaluate(
+    report: &TuneReport,
+    device: usize,
+    measured: &MeasuredCache,
+    top_k: usize,
+) -> Result<Evaluation> {
+    let (pairs, unmatched) = pairs(report, device, measured)?;
+    let (mut e, _) = evaluate_pairs(&pairs, top_k)?;
+    e.device = report.devices[device].clone();
+    e.measured_file = measured.origin.clone();
+    e.unmatched = unmatched;
+    Ok(e)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ok(rank: u64, pred: f64, meas: f64) -> Pair {
+        Pair {
+            status: Status::Ok,
+            predicted_us: Some(pred),
+            rank: Some(rank),
+            measured: Measured::TimeMs(meas),
+        }
+    }
+
+    #[test]
+    fn the_random_baseline_is_the_exact_expectation() {
+        // Best of 2 drawn from {1, 2, 3}: pairs (1,2) (1,3) (2,3) equally likely, minima
+        // 1, 1, 2: expectation 4/3.
+        let e = expected_min_of_random(&[1.0, 2.0, 3.0], 2).unwrap();
+        assert!((e - 4.0 / 3.0).abs() < 1e-12, "{e}");
+        // Best of 1 is the mean.
+        let e = expected_min_of_random(&[1.0, 2.0, 6.0], 1).unwrap();
+        assert!((e - 3.0).abs() < 1e-12);
+        // Drawing everything finds the minimum.
+        assert_eq!(expected_min_of_random(&[2.0, 5.0], 10), Some(2.0));
+        // Best of 10 from 1..=20: P(min = i) = C(20 - i, 9) / C(20, 10); summed by hand with
+        // exact integers: sum_i i C(20 - i, 9) = C(21, 11) = 352716, over C(20, 10) = 184756.
+        let v: Vec<f64> = (1..=20).map(f64::from).collect();
+        let e = expected_min_of_random(&v, 10).unwrap();
+        assert!((e - 352_716.0 / 184_756.0).abs() < 1e-12, "{e}");
+    }
+
+    #[test]
+    fn scores_of_a_hand_made_ranking() {
+        // Measured: 10, 20, 30, 40 ms and one failure. Predicted ranks put 20 first, then 10,
+        // then 40, then 30; the failure is predicted `cannot-launch`, and one configuration the
+        // prediction refuses actually ran (40 is measured twice: the refused one is 50).
+        let pairs = vec![
+            ok(2, 1.0, 10.0),
+            ok(1, 0.5, 20.0),
+            ok(4, 4.0, 30.0),
+            ok(3, 3.0, 40.0),
+            Pair {
+                status: Status::CannotLaunch,
+                predicted_us: None,
+                rank: None,
+                measured: Measured::Failed("RuntimeFailedConfig".into()),
+            },
+            Pair {
+                status: Status::CompileError,
+                predicted_us: None,
+                rank: None,
+                measured: Measured::TimeMs(50.0),
+            },
+        ];
+        let (e, _) = evaluate_pairs(&pairs, 2).unwrap();
+        assert_eq!(e.pairs, 4);
+        // Predicted 0.5 1 3 4 vs measured 20 10 40 30: of 6 pairs, (0.5,1) and (3,4) are
+        // discordant, the other 4 concordant: tau = (4 - 2) / 6.
+        assert!((e.kendall_tau_b.unwrap() - 2.0 / 6.0).abs() < 1e-12);
+        // Ranks 2 1 4 3 vs 1 2 3 4: d^2 = 1+1+1+1 = 4, rho = 1 - 6*4/(4*15) = 0.6.
+        assert!((e.spearman.unwrap() - 0.6).abs() < 1e-12);
+        assert_eq!(e.measured_best_ms, Some(10.0));
+        // Top 1 is the 20 ms configuration: regret 20/10 - 1 = 1.
+        assert_eq!(
+            e.top1,
+            TopK {
+                k: 1,
+                regret: Some(1.0)
+            }
+        );
+        // Top 2 holds the 10 ms one: regret 0.
+        assert_eq!(
+            e.top_k,
+            TopK {
+                k: 2,
+                regret: Some(0.0)
+            }
+        );
+        // 5 % of 4 is 0.2, rounded up to 1.
+        assert_eq!(e.top_5_percent.k, 1);
+        // Best of 10 random from five times {10, 20, 30, 40, 50}: all drawn, minimum 10.
+        assert_eq!(e.random_10_expected_regret, Some(0.0));
+        // Predicted failures 2, measured failures 1, agreed 1.
+        assert_eq!(e.refusals.precision, Some(0.5));
+        assert_eq!(e.refusals.recall, Some(1.0));
+        assert_eq!(e.measured_ok, 5);
+        assert_eq!(e.measured_failed, 1);
+    }
+
+    #[test]
+    fn a_top_k_that_only_failed_has_no_regret() {
+        let pairs = vec![
+            Pair {
+                status: Status::Ok,
+                predicted_us: Some(1.0),
+                rank: Some(1),
+                measured: Measured::Failed("RuntimeFailedConfig".into()),
+            },
+            ok(2, 2.0, 5.0),
+        ];
+        let (e, _) = evaluate_pairs(&pairs, 1).unwrap();
+        assert_eq!(e.top1.regret, None);
+        assert_eq!(e.top_k.regret, None);
+        assert_eq!(e.refusals.precision, None);
+        assert_eq!(e.refusals.recall, Some(0.0));
+    }
+}

@@ -1,0 +1,179 @@
+//! Mapped host memory (zero-copy): a kernel that reads or writes host buffers mapped into the
+//! device moves those bytes over the host link (PCI Express) while it runs. Until the models
+//! know about it, tuning adds one term: the bytes of the mapped buffers the kernel's sampled
+//! warps touch (32-byte sectors, scaled to every block of the grid), reads and writes counted
+//! separately because the link carries each direction at full rate, over the link's bandwidth:
+//!
+//! ```text
+//! t_link_us = max(bytes_read, bytes_written) / (link_gbs * 1e3)
+//! ```
+//!
+//! The link bandwidth is the per-direction rate of a x16 link of the PCI Express generation
+//! the GPU's architecture ships with (PCI-SIG, PCI Express Base Specification 2.0: 5 GT/s per
+//! lane, 8b/10b encoding; 3.0: 8 GT/s, 128b/130b; 4.0: 16 GT/s; 5.0: 32 GT/s, both 128b/130b):
+//! 8.0, 15.75, 31.5 and 63.0 GB/s. That is an upper bound: packet headers and the latency of
+//! the device's read requests keep real zero-copy throughput below it, and a board may have
+//! fewer lanes (laptops often x8). Integrated GPUs (Jetson/Tegra) map host memory in their own
+//! DRAM, so the term uses the device's memory bandwidth there.
+//!
+//! What it does NOT do: change the model's own charge for those accesses (they are still
+//! counted as device-memory traffic), or model overlap between the transfer and the kernel's
+//! work; the term is added.
+
+use crate::device::Device;
+use crate::emulate::decode::GLOBAL_STRIDE_SHIFT;
+use crate::emulate::Emulation;
+use crate::memory::coalescing::SECTOR_BYTES;
+use crate::workload::trace::MemSpace;
+
+/// The host link of a device.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct HostLink {
+    /// `PCIe 4.0 x16`, `integrated` or `given`.
+    pub kind: String,
+    /// Bandwidth per direction, GB/s.
+    pub gbs: f64,
+    pub source: String,
+}
+
+/// Per-direction x16 bandwidth of a PCIe generation, GB/s: lanes x line rate x encoding / 8.
+fn pcie_x16_gbs(generation: u32) -> f64 {
+    let (gts, encoding) = match generation {
+        1 => (2.5, 8.0 / 10.0),
+        2 => (5.0, 8.0 / 10.0),
+        3 => (8.0, 128.0 / 130.0),
+        4 => (16.0, 128.0 / 130.0),
+        _ => (32.0, 128.0 / 130.0),
+    };
+    16.0 * gts * encoding / 8.0
+}
+
+/// Compute capabilities of NVIDIA's integrated (Tegra) GPUs.
+const INTEGRATED: &[(u32, u32)] = &[(3, 2), (5, 3), (6, 2), (7, 2), (8, 7)];
+
+/// The host link of `device`: `given_gbs` when the caller knows it, else by architecture.
+pub fn host_link(device: &Device, given_gbs: Option<f64>) -> HostLink {
+    if let Some(gbs) = given_gbs {
+        return HostLink {
+            kind: "given".into(),
+            gbs,
+            source: "given by the caller".into(),
+        };
+    }
+    let cc = device.compute_capability;
+    if INTEGRATED.contains(&(cc.major, cc.minor)) || device.name.to_lowercase().contains("jetson") {
+        return HostLink {
+            kind: "integrated".into(),
+            gbs: device.memory_bandwidth_gbs,
+            source:
+                "integrated GPU: mapped host memory is the device's own DRAM (memory_bandwidth_gbs)"
+                    .into(),
+        };
+    }
+    let generation = match cc.major {
+        0..=2 => 2,
+        3..=7 => 3,
+        8 => 4,
+        _ => 5,
+    };
+    HostLink {
+        kind: format!("PCIe {generation}.0 x16"),
+        gbs: pcie_x16_gbs(generation),
+        source: format!(
+            "PCI Express Base Specification {generation}.0 line rate and encoding, x16, for compute capability {cc}"
+        ),
+    }
+}
+
+/// Bytes a launch moves to and from the mapped buffers.
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
+pub struct MappedTraffic {
+    pub read_bytes: f64,
+    pub written_bytes: f64,
+}
+
+impl MappedTraffic {
+    /// The transfer time over a link, microseconds.
+    pub fn time_us(&self, link: &HostLink) -> f64 {
+        self.read_bytes.max(self.written_bytes) / (link.gbs * 1e3)
+    }
+}
+
+/// The sectors of kernel parameters `positions` (their synthetic address windows, see
+/// `emulate`) touched by the emulated warps, scaled to the whole grid.
+pub fn mapped_traffic(em: &Emulation, positions: &[usize]) -> MappedTraffic {
+    let mut t = MappedTraffic::default();
+    if positions.is_empty() {
+        return t;
+    }
+    let represented: u64 = em.sampled_blocks.iter().map(|b| b.represents).sum();
+    let scale = em.launch.blocks() as f64 / represented.max(1) as f64;
+    for w in &em.warps {
+        let weight = em
+            .sampled_blocks
+            .iter()
+            .find(|b| b.linear == w.block_linear)
+            .map_or(1.0, |b| b.represents as f64)
+            * scale;
+        for a in w.accesses.iter().filter(|a| a.space == MemSpace::Global) {
+            let sectors = &w.sector_ids[a.sector_start as usize..a.sector_end as usize];
+            let n = sectors
+                .iter()
+                .filter(|&&s| {
+                    let window = (s * SECTOR_BYTES) >> GLOBAL_STRIDE_SHIFT;
+                    window >= 1 && positions.contains(&((window - 1) as usize))
+                })
+                .count();
+            let bytes = n as f64 * SECTOR_BYTES as f64 * weight;
+            if a.store {
+                t.written_bytes += bytes;
+            } else {
+                t.read_bytes += bytes;
+            }
+        }
+    }
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pcie_rates_follow_the_specification() {
+        // 16 lanes x 8 GT/s x 128/130 / 8 bits = 15.754 GB/s.
+        assert!((pcie_x16_gbs(3) - 15.753_846).abs() < 1e-5);
+        assert!((pcie_x16_gbs(4) - 31.507_692).abs() < 1e-5);
+        assert!((pcie_x16_gbs(5) - 63.015_385).abs() < 1e-5);
+        // 16 x 5 GT/s x 8/10 / 8 = 8 GB/s.
+        assert!((pcie_x16_gbs(2) - 8.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn each_architecture_gets_its_link() {
+        let find = |n: &str| crate::device::catalogue::find(n).unwrap().clone();
+        assert_eq!(host_link(&find("RTX 3090"), None).kind, "PCIe 4.0 x16");
+        assert_eq!(host_link(&find("RTX 2080 Ti"), None).kind, "PCIe 3.0 x16");
+        assert_eq!(host_link(&find("H100 SXM5"), None).kind, "PCIe 5.0 x16");
+        let tx2 = find("Jetson TX2");
+        let l = host_link(&tx2, None);
+        assert_eq!(l.kind, "integrated");
+        assert_eq!(l.gbs, tx2.memory_bandwidth_gbs);
+        assert_eq!(host_link(&tx2, Some(12.0)).gbs, 12.0);
+    }
+
+    #[test]
+    fn reads_and_writes_use_separate_directions() {
+        let link = HostLink {
+            kind: "test".into(),
+            gbs: 10.0,
+            source: String::new(),
+        };
+        // 160 MB read, 80 MB written at 10 GB/s per direction: 16,000 us.
+        let t = MappedTraffic {
+            read_bytes: 160e6,
+            written_bytes: 80e6,
+        };
+        assert!((t.time_us(&link) - 16_000.0).abs() < 1e-9);
+    }
+}

@@ -1,0 +1,506 @@
+//! `kerneltime tune`: the published FAIR specs enumerate to the configurations of their measured
+//! caches (skipped without `../shared`), a small spec of our own goes through the binary end to
+//! end (skipped without a CUDA compiler), the cache it writes reads back through our Kernel
+//! Tuner reader, and mapped host memory reaches the prediction.
+
+use std::path::{Path, PathBuf};
+
+use crate::common::{run, temp_dir, write};
+use kerneltime::compile::{Choice, Compiler, Language};
+use kerneltime::tune::kt_cache::MeasuredCache;
+use kerneltime::tune::space::{configuration, enumerate};
+use kerneltime::tune::spec::TuneSpec;
+
+const TUNING: &str = "/work/shared/data/tuning";
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/tune")
+        .join(name)
+}
+
+fn shared(rel: &str) -> Option<PathBuf> {
+    let p = Path::new(TUNING).join(rel);
+    if p.exists() {
+        Some(p)
+    } else {
+        eprintln!("skipped: {} is absent", p.display());
+        None
+    }
+}
+
+fn have_cuda_compiler() -> bool {
+    match Compiler::find(Language::Cuda, Choice::Auto) {
+        Ok(_) => true,
+        Err(e) => {
+            eprintln!("skipped: no CUDA compiler ({e}); run scripts/install-gpu-toolchain.sh");
+            false
+        }
+    }
+}
+
+fn json_lines(stdout: &str) -> Vec<serde_json::Value> {
+    stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect()
+}
+
+#[test]
+fn the_published_specs_enumerate_to_the_measured_configurations() {
+    // The data README: convolution 6,768 configurations, pnpoly 4,092 (4 x 31 x 11 x 3).
+    for (spec, cache, count) in [
+        (
+            "kernels/convolution.json",
+            "caches/convolution_RTX_2080_Ti.json.gz",
+            6768,
+        ),
+        (
+            "kernels/pnpoly.json",
+            "caches/pnpoly_RTX_3090.json.gz",
+            4092,
+        ),
+    ] {
+        let (Some(spec), Some(cache)) = (shared(spec), shared(cache)) else {
+            return;
+        };
+        let s = TuneSpec::load(&spec).unwrap();
+        let valid = enumerate(&s).unwrap();
+        assert_eq!(valid.len(), count, "{}", spec.display());
+        // Every enumerated configuration is one the brute-force cache measured.
+        let m = MeasuredCache::load(&cache).unwrap();
+        assert_eq!(m.len(), count);
+        let names: Vec<String> = s.params.iter().map(|p| p.name.clone()).collect();
+        let order = m.key_order(&names).unwrap();
+        for &i in &valid {
+            let c = configuration(&s, i);
+            assert!(
+                m.get(&order, &c.values).is_some(),
+                "{:?} is not measured",
+                c.values
+            );
+        }
+    }
+}
+
+/// Runs `tune` on the vadd fixture with extra flags; (exit code, stdout, stderr).
+fn tune_vadd(dir: &Path, extra: &[&str]) -> (i32, String, String) {
+    let cache = dir.join("cc");
+    let spec = fixture("vadd.json");
+    let mut args = vec![
+        "tune",
+        spec.to_str().unwrap(),
+        "--device",
+        "RTX 2080 Ti",
+        "--compile-cache",
+        cache.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    run(&args)
+}
+
+#[test]
+fn a_small_spec_is_ranked_end_to_end() {
+    if !have_cuda_compiler() {
+        return;
+    }
+    let dir = temp_dir("tune-vadd");
+    let (code, out, err) = tune_vadd(&dir, &["--json"]);
+    assert_eq!(code, 0, "{err}");
+    let rows = json_lines(&out);
+    // 4 block sizes x 3 tiles x 2 stage sizes, minus (tile 4, block 256) x 2 = 22.
+    assert_eq!(rows.len(), 22, "{out}");
+    let status = |r: &serde_json::Value| r["status"].as_str().unwrap().to_string();
+    let count = |s: &str| rows.iter().filter(|r| status(r) == s).count();
+    // 2048 threads exceed the 1024 per block: 3 tiles x 2 stage sizes.
+    assert_eq!(count("cannot-launch"), 6);
+    // 16384 floats of static shared memory (64 KB > 48 KB) do not compile: the other 8.
+    assert_eq!(count("compile-error"), 8);
+    assert_eq!(count("ok"), 8);
+    for r in &rows {
+        for key in [
+            "device",
+            "block_size_x",
+            "tile",
+            "stage_floats",
+            "predicted_us",
+            "rank",
+            "reason",
+        ] {
+            assert!(r.get(key).is_some(), "{key} missing in {r}");
+        }
+        match status(r).as_str() {
+            "cannot-launch" => {
+                assert_eq!(r["block_size_x"], 2048);
+                assert!(r["reason"].as_str().unwrap().contains("1024"), "{r}");
+                assert!(r["rank"].is_null() && r["predicted_us"].is_null());
+            }
+            "compile-error" => {
+                assert_eq!(r["stage_floats"], 16384);
+                assert!(r["reason"].as_str().unwrap().contains("shared"), "{r}");
+            }
+            _ => assert_eq!(r["stage_floats"], 32),
+        }
+    }
+    // Ranks 1..8 follow the predicted times.
+    let mut ok: Vec<(u64, f64)> = rows
+        .iter()
+        .filter(|r| status(r) == "ok")
+        .map(|r| {
+            (
+                r["rank"].as_u64().unwrap(),
+                r["predicted_us"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    ok.sort_by_key(|p| p.0);
+    assert_eq!(
+        ok.iter().map(|p| p.0).collect::<Vec<_>>(),
+        (1..=8).collect::<Vec<_>>()
+    );
+    assert!(ok.windows(2).all(|w| w[0].1 <= w[1].1), "{ok:?}");
+    assert!(ok.iter().all(|p| p.1 > 0.0));
+    // The second run takes every compilation from the cache and gives the same rows.
+    let (code, again, err2) = tune_vadd(&dir, &["--json"]);
+    assert_eq!(code, 0);
+    assert_eq!(again, out);
+    assert!(err2.contains("16 results reused, 0 compiled"), "{err2}");
+    assert!(err.contains("compiler: "), "{err}");
+
+    // --top 3 keeps the three best; -o writes the same columns as CSV.
+    let (code, top, _) = tune_vadd(&dir, &["--json", "--top", "3"]);
+    assert_eq!(code, 0);
+    let top = json_lines(&top);
+    assert_eq!(top.len(), 3);
+    assert_eq!(
+        top.iter()
+            .map(|r| r["rank"].as_u64().unwrap())
+            .collect::<Vec<_>>(),
+        vec![1, 2, 3]
+    );
+    let csv = dir.join("ranking.csv");
+    let (code, summary, _) = tune_vadd(&dir, &["-o", csv.to_str().unwrap()]);
+    assert_eq!(code, 0);
+    assert!(
+        summary.contains("8 ok, 6 cannot-launch, 8 compile-error"),
+        "{summary}"
+    );
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(
+        lines.next().unwrap(),
+        "device,block_size_x,tile,stage_floats,status,predicted_us,rank,reason"
+    );
+    assert_eq!(lines.count(), 22);
+}
+
+#[test]
+fn the_cache_out_file_reads_back_as_kernel_tuner_measurements() {
+    if !have_cuda_compiler() {
+        return;
+    }
+    let dir = temp_dir("tune-cache-out");
+    let cache_out = dir.join("predicted.json");
+    let (code, out, err) = tune_vadd(
+        &dir,
+        &["--json", "--cache-out", cache_out.to_str().unwrap()],
+    );
+    assert_eq!(code, 0, "{err}");
+    let rows = json_lines(&out);
+    let set = kerneltime::fit::measurements::read_measurements(&cache_out).unwrap();
+    assert_eq!(
+        set.format,
+        kerneltime::fit::measurements::Format::KernelTuner
+    );
+    // Our reader keeps the 8 timed configurations and counts the 14 refused ones as failed.
+    assert_eq!(set.measurements.len(), 8);
+    assert!(
+        set.notes
+            .iter()
+            .any(|n| n.starts_with("14 configuration(s) failed")),
+        "{:?}",
+        set.notes
+    );
+    for m in &set.measurements {
+        assert_eq!(m.kernel, "vadd");
+        let row = rows
+            .iter()
+            .find(|r| {
+                ["block_size_x", "tile", "stage_floats"]
+                    .iter()
+                    .all(|k| r[*k] == m.params[*k])
+            })
+            .expect("a row for every cached configuration");
+        let predicted = row["predicted_us"].as_f64().unwrap();
+        // Written in ms, read back in us.
+        assert!(
+            (m.time_us - predicted).abs() <= 1e-9 * predicted,
+            "{} vs {predicted}",
+            m.time_us
+        );
+        assert_eq!(m.params["problem_size_x"], 100000);
+    }
+    // The same file is a measured cache for --evaluate: refusals then agree exactly.
+    let (code, eval, err) = tune_vadd(&dir, &["--json", "--evaluate", cache_out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let e: serde_json::Value = serde_json::from_str(&eval).unwrap();
+    assert_eq!(e["configurations"], 22);
+    assert_eq!(e["unmatched"], 0);
+    assert_eq!(e["pairs"], 8);
+    assert_eq!(e["refusals"]["precision"], 1.0);
+    assert_eq!(e["refusals"]["recall"], 1.0);
+    // Predictions scored against themselves: perfect order, no regret.
+    assert!(e["kendall_tau_b"].as_f64().unwrap() > 0.999_999, "{e}");
+    assert_eq!(e["top1"]["regret"], 0.0);
+}
+
+#[test]
+fn hand_made_measurements_score_as_computed_by_hand() {
+    if !have_cuda_compiler() {
+        return;
+    }
+    // A measured cache written by hand for four configurations of the fixture's space:
+    // two timed, one that failed at run time, one that is not in the selection (block 32).
+    let dir = temp_dir("tune-evaluate");
+    let measured = write(
+        &dir,
+        "measured.json",
+        r#"{"device_name": "GeForce RTX 2080 Ti", "kernel_name": "vadd",
+            "tune_params_keys": ["block_size_x", "tile", "stage_floats"],
+            "cache": {
+              "64,1,32": {"block_size_x": 64, "tile": 1, "stage_floats": 32, "time": 0.02},
+              "128,1,32": {"block_size_x": 128, "tile": 1, "stage_floats": 32, "time": 0.01},
+              "2048,1,32": {"block_size_x": 2048, "tile": 1, "stage_floats": 32, "time": "RuntimeFailedConfig"},
+              "32,1,32": {"block_size_x": 32, "tile": 1, "stage_floats": 32, "time": 0.5}
+            }}"#,
+    );
+    let (code, eval, err) = tune_vadd(&dir, &["--json", "--evaluate", measured.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let e: serde_json::Value = serde_json::from_str(&eval).unwrap();
+    // 3 of the 22 selected configurations are measured; 19 are not.
+    assert_eq!(e["configurations"], 3);
+    assert_eq!(e["unmatched"], 19);
+    assert_eq!(e["measured_ok"], 2);
+    assert_eq!(e["measured_failed"], 1);
+    assert_eq!(e["measured_best_ms"], 0.01);
+    // The failed one is block 2048, which tune refuses: one agreement of one each.
+    assert_eq!(e["refusals"]["agreed"], 1);
+    assert_eq!(e["refusals"]["precision"], 1.0);
+    assert_eq!(e["refusals"]["recall"], 1.0);
+    // Best of 10 random out of {0.01, 0.02}: both are drawn, so no regret.
+    assert_eq!(e["random_10_expected_regret"], 0.0);
+    // The top 10 (all 8 predicted ok) hold both timed configurations: measuring them finds
+    // the best.
+    assert_eq!(e["top_k"]["k"], 10);
+    assert_eq!(e["top_k"]["regret"], 0.0);
+    let (code, text, _) = tune_vadd(&dir, &["--evaluate", measured.to_str().unwrap()]);
+    assert_eq!(code, 0);
+    assert!(
+        text.contains("Kendall tau-b") && text.contains("precision 1.000, recall 1.000"),
+        "{text}"
+    );
+}
+
+#[test]
+fn mapped_host_memory_adds_the_pcie_transfer() {
+    let Some(spec) = shared("kernels/pnpoly.json") else {
+        return;
+    };
+    if !have_cuda_compiler() {
+        return;
+    }
+    let dir = temp_dir("tune-mapped");
+    let cache = dir.join("cc");
+    let predict = |mapped: bool| -> Vec<f64> {
+        let mut args = vec![
+            "tune",
+            spec.to_str().unwrap(),
+            "--device",
+            "RTX 3090",
+            "--sample",
+            "2",
+            "--seed",
+            "5",
+            "--arg",
+            "n=ProblemSize[0]",
+            "--json",
+            "--compile-cache",
+            cache.to_str().unwrap(),
+        ];
+        if mapped {
+            args.extend(["--mapped-host", "points", "--mapped-host", "bitmap"]);
+        }
+        let (code, out, err) = run(&args);
+        assert_eq!(code, 0, "{err}");
+        if mapped {
+            assert!(err.contains("PCIe 4.0 x16"), "{err}");
+        }
+        let mut rows = json_lines(&out);
+        rows.sort_by_key(|r| {
+            ["block_size_x", "tile_size", "use_method", "between_method"].map(|k| r[k].as_u64())
+        });
+        // Configurations that cannot launch (too many registers) have no time.
+        rows.iter()
+            .filter_map(|r| r["predicted_us"].as_f64())
+            .collect()
+    };
+    let plain = predict(false);
+    let mapped = predict(true);
+    assert_eq!(plain.len(), mapped.len());
+    assert!(!plain.is_empty());
+    // 20,000,000 float2 points (160 MB) are read over PCIe 4.0 x16 (16 GT/s x 16 lanes x
+    // 128/130 / 8 = 31.51 GB/s per direction): 160e6 / 31.51e3 = 5078 us; the 80 MB of
+    // results go the other way at the same time.
+    let link_us = 160e6 / (16.0 * 16.0 * 128.0 / 130.0 / 8.0 * 1e3);
+    for (p, m) in plain.iter().zip(&mapped) {
+        let added = m - p;
+        assert!(
+            (added - link_us).abs() < 0.01 * link_us,
+            "added {added} us, expected {link_us}"
+        );
+    }
+}
+
+/// `predicted_us` of the `ok` rows by configuration.
+fn ok_times(stdout: &str) -> Vec<(String, f64)> {
+    let mut v: Vec<(String, f64)> = json_lines(stdout)
+        .into_iter()
+        .filter(|r| r["status"] == "ok")
+        .map(|r| {
+            let key = format!("{},{},{}", r["block_size_x"], r["tile"], r["stage_floats"]);
+            (key, r["predicted_us"].as_f64().unwrap())
+        })
+        .collect();
+    v.sort_by(|a, b| a.0.cmp(&b.0));
+    v
+}
+
+#[test]
+fn mapped_buffers_of_our_own_kernel_cross_pcie_3() {
+    if !have_cuda_compiler() {
+        return;
+    }
+    let dir = temp_dir("tune-mapped-vadd");
+    let (code, plain, err) = tune_vadd(&dir, &["--json"]);
+    assert_eq!(code, 0, "{err}");
+    let (code, mapped, err) = tune_vadd(
+        &dir,
+        &[
+            "--json",
+            "--mapped-host",
+            "a",
+            "--mapped-host",
+            "2",
+            "--mapped-host",
+            "c",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("mapped host memory (a, b, c)") && err.contains("PCIe 3.0 x16"),
+        "{err}"
+    );
+    let (plain, mapped) = (ok_times(&plain), ok_times(&mapped));
+    assert_eq!(plain.len(), 8);
+    // a and b: 2 x 100,000 floats = 800,000 bytes read; c: 400,000 bytes written the other
+    // way at the same time. PCIe 3.0 x16: 16 lanes x 8 GT/s x 128/130 / 8 = 15.754 GB/s, so
+    // 800,000 / 15.754e3 = 50.78 us. The last block of a grid is partial but is counted like
+    // the interior block the trace model emulates: up to 0.4 % more (196 blocks x 512).
+    let link_us = 800_000.0 / (16.0 * 8.0 * 128.0 / 130.0 / 8.0 * 1e3);
+    for ((k1, p), (k2, m)) in plain.iter().zip(&mapped) {
+        assert_eq!(k1, k2);
+        let added = m - p;
+        assert!(
+            added >= link_us * 0.999 && added <= link_us * 1.004,
+            "{k1}: added {added} us, expected {link_us}"
+        );
+    }
+}
+
+#[test]
+fn nvcc_is_the_fallback_route_with_the_same_verdicts() {
+    if kerneltime::compile::nvcc::Nvcc::find().is_none() {
+        eprintln!("skipped: nvcc is not on PATH or in a CUDA or toolchain folder");
+        return;
+    }
+    let dir = temp_dir("tune-nvcc");
+    let (code, out, err) = tune_vadd(&dir, &["--json", "--compiler", "nvcc"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("compiler: nvcc"), "{err}");
+    let rows = json_lines(&out);
+    let count = |s: &str| rows.iter().filter(|r| r["status"] == s).count();
+    assert_eq!(
+        (count("ok"), count("cannot-launch"), count("compile-error")),
+        (8, 6, 8)
+    );
+    // ptxas names the problem itself on this route.
+    let refused = rows
+        .iter()
+        .find(|r| r["status"] == "compile-error")
+        .unwrap();
+    assert!(
+        refused["reason"]
+            .as_str()
+            .unwrap()
+            .contains("too much shared data"),
+        "{refused}"
+    );
+}
+
+#[test]
+fn mistakes_are_one_line_errors_with_exit_code_2() {
+    let dir = temp_dir("tune-errors");
+    let spec_text = std::fs::read_to_string(fixture("vadd.json")).unwrap();
+    let bad = write(&dir, "bad.json", &spec_text.replace("range(3)", "range(3"));
+    std::fs::copy(fixture("vadd.cu"), dir.join("vadd.cu")).unwrap();
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (
+            vec![
+                bad.display().to_string(),
+                "--device".into(),
+                "RTX 2080 Ti".into(),
+            ],
+            "TuningParameters[0].Values",
+        ),
+        (
+            vec![
+                fixture("vadd.json").display().to_string(),
+                "--device".into(),
+                "RTX 2080 Ti".into(),
+                "--mapped-host".into(),
+                "d".into(),
+            ],
+            "`d` names no parameter of kernel `vadd`; parameters: c, a, b, n",
+        ),
+        (vec![fixture("vadd.json").display().to_string()], "--device"),
+        (
+            vec![
+                fixture("vadd.json").display().to_string(),
+                "--device".into(),
+                "RTX 2080 Ti".into(),
+                "--data".into(),
+                "a=gauss".into(),
+            ],
+            "--data",
+        ),
+        (
+            vec![
+                fixture("vadd.json").display().to_string(),
+                "--device".into(),
+                "RTX 2080 Ti".into(),
+                "--model".into(),
+                "roofline".into(),
+            ],
+            "--model",
+        ),
+    ];
+    for (args, expect) in cases {
+        let mut full = vec!["tune".to_string()];
+        full.extend(args);
+        let refs: Vec<&str> = full.iter().map(String::as_str).collect();
+        let (code, _, err) = run(&refs);
+        assert_eq!(code, 2, "{full:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(err.contains(expect), "{full:?}: {err}");
+    }
+}
