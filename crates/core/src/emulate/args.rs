@@ -31,6 +31,16 @@ pub fn find_entry<'m>(m: &'m Module, entry: &str) -> Result<&'m Function> {
 /// a sentence naming the line: the emulator cannot run a kernel it did not fully read, while
 /// problems elsewhere in the module do not matter.
 pub fn entry_diagnostic(m: &Module, diags: &Diagnostics, entry: &str) -> Option<String> {
+    let lines = entry_lines(m, entry)?;
+    diags
+        .items
+        .iter()
+        .find(|d| d.severity == Severity::Error && lines.contains(&d.line))
+        .map(|d| format!("kernel `{entry}` has PTX the emulator cannot read: {d}"))
+}
+
+/// The lines of the kernel `entry` with a body: from its first line up to the next function's.
+pub fn entry_lines(m: &Module, entry: &str) -> Option<std::ops::Range<u32>> {
     let f = m.functions.iter().find(|f| f.name == entry && f.has_body)?;
     let next = m
         .functions
@@ -39,11 +49,7 @@ pub fn entry_diagnostic(m: &Module, diags: &Diagnostics, entry: &str) -> Option<
         .filter(|&l| l > f.line)
         .min()
         .unwrap_or(u32::MAX);
-    diags
-        .items
-        .iter()
-        .find(|d| d.severity == Severity::Error && d.line >= f.line && d.line < next)
-        .map(|d| format!("kernel `{entry}` has PTX the emulator cannot read: {d}"))
+    Some(f.line..next)
 }
 
 /// A kernel parameter's value as used.

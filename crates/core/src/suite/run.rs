@@ -358,22 +358,10 @@ struct Parsed {
 impl Parsed {
     /// The first parse error inside `entry`'s body, if any (errors elsewhere do not matter).
     fn error_in(&self, entry: &str) -> Option<&str> {
-        let f = self
-            .module
-            .functions
-            .iter()
-            .find(|f| f.name == entry && f.has_body)?;
-        let next = self
-            .module
-            .functions
-            .iter()
-            .map(|g| g.line)
-            .filter(|&l| l > f.line)
-            .min()
-            .unwrap_or(u32::MAX);
+        let lines = crate::emulate::args::entry_lines(&self.module, entry)?;
         self.errors
             .iter()
-            .find(|(l, _)| *l >= f.line && *l < next)
+            .find(|(l, _)| lines.contains(l))
             .map(|(_, m)| m.as_str())
     }
 }

@@ -45,7 +45,6 @@ use crate::error::{Error, Result};
 use crate::model::ModelId;
 use crate::progress::Progress;
 use crate::ptx::ast::Module;
-use crate::ptx::diag::Severity;
 use crate::ptx::resources::{parse_report, KernelResources};
 
 use data::DataHint;
@@ -327,30 +326,6 @@ fn find_entry_name(module: &Module, name: &str) -> std::result::Result<String, S
     }
 }
 
-/// A parse error inside the kernel's own lines, if any.
-fn parse_error_in(
-    module: &Module,
-    diags: &crate::ptx::diag::Diagnostics,
-    entry: &str,
-) -> Option<String> {
-    let f = module
-        .functions
-        .iter()
-        .find(|f| f.name == entry && f.has_body)?;
-    let next = module
-        .functions
-        .iter()
-        .map(|g| g.line)
-        .filter(|&l| l > f.line)
-        .min()
-        .unwrap_or(u32::MAX);
-    diags
-        .items
-        .iter()
-        .find(|d| d.severity == Severity::Error && d.line >= f.line && d.line < next)
-        .map(|d| format!("the PTX of kernel `{entry}` cannot be read: {d}"))
-}
-
 impl Context<'_> {
     fn row(&self, config: usize, device: usize, status: Status, reason: impl Into<String>) -> Row {
         Row {
@@ -467,7 +442,7 @@ impl Context<'_> {
                 .map(|&d| (d, self.row(c, d, status, why)))
                 .collect()
         };
-        if let Some(why) = parse_error_in(&module, &diags, &entry) {
+        if let Some(why) = crate::emulate::entry_diagnostic(&module, &diags, &entry) {
             return Ok(all_failed(Status::ModelError, &why));
         }
         let mut resources: Option<KernelResources> =
