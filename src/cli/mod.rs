@@ -89,6 +89,8 @@ pub fn main() -> Result<()> {
 const FLAG_OF_FIELD: &[(&str, &str)] = &[
     ("args", "--arg"),
     ("block", "--block"),
+    ("data", "--data"),
+    ("dynamic_shared_bytes", "--dynamic-shared-bytes"),
     ("entry", "--entry"),
     ("grid", "--grid"),
     ("ptx", "--ptx"),

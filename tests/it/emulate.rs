@@ -330,6 +330,7 @@ fn runaway_loops_stop_with_an_error() {
     let opts = Options {
         step_budget: 10_000,
         sampling: Sampling::Classes,
+        ..Options::default()
     };
     let launch = LaunchDims {
         grid: [1, 1, 1],
@@ -488,6 +489,7 @@ fn every_fixture_kernel_emulates_without_panicking() {
                 let opts = Options {
                     step_budget: 200_000,
                     sampling: Sampling::Classes,
+                    ..Options::default()
                 };
                 let args = KernelArg::parse_all(&args).unwrap();
                 let r = emulate(&m, &f.name, LaunchDims { grid, block }, &args, opts);

@@ -172,6 +172,29 @@ impl KernelArg {
     }
 }
 
+/// The position of the parameter `name` names (the PTX name, the name without the kernel prefix,
+/// or the position); the error names `input`.
+pub fn param_index(f: &Function, name: &str, input: &str) -> Result<usize> {
+    let name = name.trim();
+    let prefix = format!("{}_", f.name);
+    f.params
+        .iter()
+        .position(|p| p.name == name || p.name.strip_prefix(&prefix) == Some(name))
+        .or_else(|| name.parse::<usize>().ok().filter(|&k| k < f.params.len()))
+        .ok_or_else(|| {
+            let names: Vec<&str> = f.params.iter().map(|p| p.name.as_str()).collect();
+            Error::invalid(
+                input,
+                format!(
+                    "`{name}` names no parameter of kernel `{}`; parameters (by name or position 0..{}): {}",
+                    f.name,
+                    f.params.len(),
+                    names.join(", ")
+                ),
+            )
+        })
+}
+
 /// Resolves kernel arguments against a kernel's parameters. A name may be the PTX name
 /// (`k_param_3`), the name without the kernel prefix (`param_3`), or the position (`3`).
 pub fn resolve_args(
@@ -181,26 +204,7 @@ pub fn resolve_args(
 ) -> Result<(Vec<Option<u64>>, Vec<ParamValue>)> {
     let mut given: Vec<Option<ArgValue>> = vec![None; f.params.len()];
     for a in args {
-        let name = a.param.trim();
-        let prefix = format!("{}_", f.name);
-        let idx = f
-            .params
-            .iter()
-            .position(|p| p.name == name || p.name.strip_prefix(&prefix) == Some(name))
-            .or_else(|| name.parse::<usize>().ok().filter(|&k| k < f.params.len()));
-        let Some(k) = idx else {
-            let names: Vec<&str> = f.params.iter().map(|p| p.name.as_str()).collect();
-            return Err(Error::invalid(
-                "args",
-                format!(
-                    "`{name}` names no parameter of kernel `{}`; parameters (by name or position 0..{}): {}",
-                    f.name,
-                    f.params.len(),
-                    names.join(", ")
-                ),
-            ));
-        };
-        given[k] = Some(a.value);
+        given[param_index(f, &a.param, "args")?] = Some(a.value);
     }
     let mut values = Vec::new();
     let mut report = Vec::new();

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use crate::ptx::ast::{Function, Instruction, Module, Operand};
 use crate::ptx::cfg::Cfg;
 use crate::ptx::classify::{Class, Space};
-use crate::workload::trace::LatencyClass;
+use crate::workload::trace::{CacheOp, LatencyClass};
 
 /// A special register.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,6 +72,10 @@ pub enum OpK {
     Fma,
     Load,
     Store,
+    /// `atom`: read-modify-write that returns the old value.
+    Atom,
+    /// `red`: read-modify-write without a result.
+    Red,
     Bra,
     Ret,
     Bar,
@@ -145,6 +149,10 @@ pub struct Mem {
     pub space: Space,
     /// Bytes per lane (element size times vector width).
     pub bytes: u16,
+    /// Bytes per element (a vector access moves `bytes / elem_bytes` elements).
+    pub elem_bytes: u16,
+    /// The load's cache operator (`Default` for other accesses).
+    pub cache: CacheOp,
 }
 
 /// One decoded instruction.
@@ -406,6 +414,8 @@ fn decode_one(i: &Instruction, cfg: &Cfg, cx: &mut Ctx) -> DInst {
         "cvta" => OpK::Cvta,
         "ld" | "ldu" => OpK::Load,
         "st" => OpK::Store,
+        "atom" => OpK::Atom,
+        "red" => OpK::Red,
         "bra" => OpK::Bra,
         "ret" | "exit" => OpK::Ret,
         "bar" | "barrier" => {
@@ -478,7 +488,7 @@ fn decode_one(i: &Instruction, cfg: &Cfg, cx: &mut Ctx) -> DInst {
     let mut target = None;
     let writes = !matches!(
         op,
-        OpK::Store | OpK::Bra | OpK::Ret | OpK::Bar | OpK::Call | OpK::BrxIdx
+        OpK::Store | OpK::Red | OpK::Bra | OpK::Ret | OpK::Bar | OpK::Call | OpK::BrxIdx
     ) && !matches!(class, Class::Fence | Class::Store(_));
     let ops = &i.operands;
     match op {
@@ -494,32 +504,62 @@ fn decode_one(i: &Instruction, cfg: &Cfg, cx: &mut Ctx) -> DInst {
             };
             let elem = types.last().map_or(4, |t| u16::from(t.bits.max(8) / 8));
             let bytes = elem * vector_width(i);
-            if let Some(Operand::Address { base, offset, .. }) = addr_op {
-                let base = match base {
-                    Some(b) => cx.src(&Operand::Name(b.clone())),
-                    None => Src::Imm(0),
-                };
-                mem = Some(Mem {
-                    base,
-                    offset: *offset,
-                    space,
-                    bytes,
-                });
+            let cache = if op == OpK::Store {
+                CacheOp::Default
+            } else if opc == "ldu" || i.has("nc") {
+                CacheOp::ReadOnly
+            } else if i.has("cg") || i.has("cv") {
+                CacheOp::BypassL1
+            } else if i.has("ca") {
+                CacheOp::CacheAll
             } else {
-                mem = Some(Mem {
-                    base: Src::Unknown,
-                    offset: 0,
-                    space,
-                    bytes,
-                });
-            }
+                CacheOp::Default
+            };
+            mem = Some(mem_operand(addr_op, space, bytes, elem, cache, cx));
             if op == OpK::Load {
                 if let Some(v) = val_op {
                     cx.dst(v, &mut dst);
                 }
             } else if let Some(v) = val_op {
-                srcs[0] = cx.src(v);
-                nsrc = 1;
+                // A vector store gives one source per element.
+                if let Operand::Vector(els) = v {
+                    for (k, e) in els.iter().take(4).enumerate() {
+                        srcs[k] = cx.src(e);
+                        nsrc += 1;
+                    }
+                } else {
+                    srcs[0] = cx.src(v);
+                    nsrc = 1;
+                }
+            }
+        }
+        OpK::Atom | OpK::Red => {
+            // atom d, [a], b[, c]; red [a], b.
+            let skip = usize::from(op == OpK::Atom);
+            let space = if i.has("global") {
+                Space::Global
+            } else if i.modifiers.iter().any(|m| m.starts_with("shared")) {
+                Space::Shared
+            } else {
+                Space::Generic
+            };
+            let elem = types.last().map_or(4, |t| u16::from(t.bits.max(8) / 8));
+            mem = Some(mem_operand(
+                ops.get(skip),
+                space,
+                elem * vector_width(i),
+                elem,
+                CacheOp::Default,
+                cx,
+            ));
+            if op == OpK::Atom {
+                if let Some(d) = ops.first() {
+                    cx.dst(d, &mut dst);
+                }
+            }
+            for o in ops.iter().skip(skip + 1).take(4) {
+                srcs[nsrc as usize] = cx.src(o);
+                nsrc += 1;
             }
         }
         OpK::Bra => {
@@ -568,6 +608,14 @@ fn decode_one(i: &Instruction, cfg: &Cfg, cx: &mut Ctx) -> DInst {
         0
     };
     let mut latency = LatencyClass::of(class, opc, ty.float);
+    if op == OpK::Cvt && types.len() >= 2 {
+        if !ty.float && !ty_src.float {
+            // A width change between integers is a move, shift or sign extension in SASS.
+            latency = LatencyClass::Int;
+        } else if ty.bits == 64 || ty_src.bits == 64 {
+            latency = LatencyClass::Convert64;
+        }
+    }
     if op == OpK::Load && matches!(class, Class::Load(Space::Param)) {
         latency = LatencyClass::Param;
     }
@@ -591,6 +639,35 @@ fn decode_one(i: &Instruction, cfg: &Cfg, cx: &mut Ctx) -> DInst {
         line: i.line,
         cvta_shift,
         opcode: static_opcode(opc),
+    }
+}
+
+/// The memory operand of a load, store or atomic.
+fn mem_operand(
+    addr_op: Option<&Operand>,
+    space: Space,
+    bytes: u16,
+    elem_bytes: u16,
+    cache: CacheOp,
+    cx: &mut Ctx,
+) -> Mem {
+    let (base, offset) = match addr_op {
+        Some(Operand::Address { base, offset, .. }) => (
+            match base {
+                Some(b) => cx.src(&Operand::Name(b.clone())),
+                None => Src::Imm(0),
+            },
+            *offset,
+        ),
+        _ => (Src::Unknown, 0),
+    };
+    Mem {
+        base,
+        offset,
+        space,
+        bytes,
+        elem_bytes,
+        cache,
     }
 }
 
