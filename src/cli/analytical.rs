@@ -16,23 +16,45 @@ use super::predict::PredictArgs;
 use super::{print_json, read_text, DeviceSelection};
 use kerneltime::device::Device;
 use kerneltime::error::{write_atomic, Error, Result};
-use kerneltime::model::{hong_kim, mwp_cwp, wu, Prediction};
-use kerneltime::workload::analytical::{HongKimInputs, MwpCwpInputs, WuInputs};
+use kerneltime::fit::calibrate::CalibrationFile;
+use kerneltime::model::{analytical, wu, ModelId, Prediction, Source};
+use kerneltime::workload::analytical::WuInputs;
+use kerneltime::Options;
 
-/// The analytical models `predict` dispatches here.
-pub const ANALYTICAL_MODELS: &[&str] = &["mwp-cwp", "hong-kim", "wu"];
-
-/// Runs `predict` for one analytical model.
-pub fn run_predict(model: &str, args: &PredictArgs) -> Result<()> {
+/// Runs `predict` for a model that reads an inputs file (mwp-cwp, hong-kim, wu, and any model of
+/// the registry without a layout of its own), printed from its breakdown.
+pub fn run_predict(
+    id: ModelId,
+    args: &PredictArgs,
+    calibration: Option<CalibrationFile>,
+) -> Result<()> {
     let path = args.inputs.as_deref().ok_or_else(|| {
         Error::missing(
             "--inputs",
-            format!("the {model} model reads an analytical inputs file: --inputs FILE.toml"),
+            format!("the {id} model reads an analytical inputs file: --inputs FILE.toml"),
         )
     })?;
-    let device = args.device.resolve_optional()?;
+    let calibrated = calibration.is_some();
+    let device = if calibrated {
+        Some(args.device.resolve()?)
+    } else {
+        args.device.resolve_optional()?
+    };
     let text = read_text(path)?;
-    let mut p = predict_text(model, &text, &path.display().to_string(), device.as_ref())?;
+    let options = Options {
+        calibration,
+        calibration_kernel: Some(super::predict::calibration_kernel(args, id)),
+        ..Options::default()
+    };
+    let origin = path.display().to_string();
+    let source = Source::File {
+        text: &text,
+        origin: &origin,
+    };
+    let mut p = kerneltime::api::predict_source(&source, device.as_ref(), id, &options, "")?;
+    if calibrated {
+        return super::predict::print_calibrated(&p, args.json);
+    }
     if let Some(cpu) = args.cpu_time_us {
         let s = wu::speedup(cpu, p.time_us)?;
         p.breakdown.insert("cpu_time_us".into(), cpu.into());
@@ -43,104 +65,6 @@ pub fn run_predict(model: &str, args: &PredictArgs) -> Result<()> {
     }
     print!("{}", render_prediction(&p));
     Ok(())
-}
-
-/// Reads an inputs file's text and predicts with one analytical model (the library path that the
-/// CLI uses; `origin` names the file in errors).
-pub fn predict_text(
-    model: &str,
-    text: &str,
-    origin: &str,
-    device: Option<&Device>,
-) -> Result<Prediction> {
-    let device_name = device.map_or_else(
-        || "none (clock from the inputs file)".to_string(),
-        |d| d.name.clone(),
-    );
-    match model {
-        "mwp-cwp" => {
-            let resolved = MwpCwpInputs::from_toml(text, origin, device)?;
-            let r = mwp_cwp::predict(&resolved.inputs)?;
-            let clock = (resolved.inputs.freq_ghz * 1000.0, "freq_ghz");
-            Ok(finish(r.t_exec, clock, resolved.notes, device, |us| {
-                r.to_prediction(&device_name, us)
-            }))
-        }
-        "hong-kim" => {
-            let resolved = HongKimInputs::from_toml(text, origin, device)?;
-            let r = hong_kim::predict(&resolved.inputs)?;
-            let clock = (resolved.inputs.freq_ghz * 1000.0, "freq_ghz");
-            Ok(finish(
-                r.exec_cycles_with_synch,
-                clock,
-                resolved.notes,
-                device,
-                |us| r.to_prediction(&device_name, us),
-            ))
-        }
-        "wu" => {
-            let resolved = WuInputs::from_toml(text, origin, device)?;
-            let r = wu::predict(&resolved.inputs)?;
-            let clock = (resolved.inputs.freq_mhz, "freq_mhz");
-            Ok(finish(
-                r.exec_cycles_sm,
-                clock,
-                resolved.notes,
-                device,
-                |us| r.to_prediction(&device_name, us),
-            ))
-        }
-        other => Err(Error::invalid(
-            "--model",
-            format!(
-                "`{other}` is not an analytical model; these are: {}",
-                ANALYTICAL_MODELS.join(", ")
-            ),
-        )),
-    }
-}
-
-/// One model's result as a prediction: its cycles in microseconds (see `to_us`; `clock` is the
-/// inputs file's clock in MHz and the field it came from), with the notes of resolving the inputs
-/// after the model's own.
-fn finish(
-    cycles: f64,
-    (file_clock_mhz, field): (f64, &str),
-    mut notes: Vec<String>,
-    device: Option<&Device>,
-    to_prediction: impl FnOnce(f64) -> Prediction,
-) -> Prediction {
-    let us = to_us(cycles, device, file_clock_mhz, field, &mut notes);
-    let mut p = to_prediction(us);
-    p.notes.extend(notes);
-    p
-}
-
-/// Cycles to microseconds: the device clock when there is a device, else the file's clock.
-fn to_us(
-    cycles: f64,
-    device: Option<&Device>,
-    file_clock_mhz: f64,
-    field: &str,
-    notes: &mut Vec<String>,
-) -> f64 {
-    match device {
-        Some(d) => {
-            if (d.core_clock_mhz - file_clock_mhz).abs() > 1e-9 * d.core_clock_mhz {
-                notes.push(format!(
-                    "the inputs file's {field} ({file_clock_mhz} MHz) differs from {}'s core clock ({} MHz); time uses the device clock",
-                    d.name, d.core_clock_mhz
-                ));
-            }
-            d.cycles_to_us(cycles)
-        }
-        None => {
-            notes.push(format!(
-                "no device given: cycles become time with the inputs file's {field} ({file_clock_mhz} MHz)"
-            ));
-            cycles / file_clock_mhz
-        }
-    }
 }
 
 fn render_prediction(p: &Prediction) -> String {
@@ -317,9 +241,9 @@ pub fn best_block_report(
         resolved.inputs.warp_size
     ));
     let points = wu::sweep_block_sizes(&resolved.inputs, max_threads)?;
-    let mut clock_notes = Vec::new();
-    let to_time = |cycles: f64, transfer_us: f64, notes: &mut Vec<String>| {
-        to_us(cycles, device, resolved.inputs.freq_mhz, "freq_mhz", notes) + transfer_us
+    let freq_mhz = resolved.inputs.freq_mhz;
+    let to_time = |cycles: f64, transfer_us: f64| {
+        analytical::cycles_to_us(cycles, device, freq_mhz) + transfer_us
     };
     let curve: Vec<CurvePoint> = points
         .iter()
@@ -328,7 +252,7 @@ pub fn best_block_report(
                 threads_per_block: p.threads_per_block,
                 feasible: true,
                 cycles: Some(r.exec_cycles_sm),
-                time_us: Some(to_time(r.exec_cycles_sm, r.transfer_us, &mut clock_notes)),
+                time_us: Some(to_time(r.exec_cycles_sm, r.transfer_us)),
                 blocks_active: Some(r.blocks_active),
                 warps_active: Some(r.warps_active),
                 block_limiter: Some(r.block_limiter),
@@ -348,15 +272,16 @@ pub fn best_block_report(
             },
         })
         .collect();
-    clock_notes.dedup();
-    notes.extend(clock_notes);
+    if curve.iter().any(|c| c.feasible) {
+        notes.extend(analytical::clock_note(device, freq_mhz, "freq_mhz"));
+    }
     let (best_t, best) = wu::best_block(&points).ok_or_else(|| {
         Error::Infeasible(format!(
             "no block size from {} to {max_threads} threads can run on an SM with these inputs",
             resolved.inputs.warp_size
         ))
     })?;
-    let best_time_us = to_time(best.exec_cycles_sm, best.transfer_us, &mut Vec::new());
+    let best_time_us = to_time(best.exec_cycles_sm, best.transfer_us);
     Ok(BestBlockReport {
         model: "wu".into(),
         device: device.map_or_else(
@@ -378,7 +303,8 @@ pub fn write_best_block(report: &BestBlockReport, dir: &Path) -> Result<()> {
         .map_err(|e| Error::invalid("json", format!("cannot serialize output: {e}")))?;
     write_atomic(&dir.join("best_block.json"), json.as_bytes())?;
     write_atomic(&dir.join("best_block.csv"), curve_csv(report).as_bytes())?;
-    let svg = curve_svg(report).map_err(|e| Error::file(dir.join("best_block.svg"), e))?;
+    let svg = super::charts::best_block::curve_svg(report)
+        .map_err(|e| Error::file(dir.join("best_block.svg"), e))?;
     write_atomic(&dir.join("best_block.svg"), svg.as_bytes())
 }
 
@@ -409,60 +335,4 @@ fn curve_csv(report: &BestBlockReport) -> String {
         );
     }
     out
-}
-
-fn curve_svg(report: &BestBlockReport) -> std::result::Result<String, String> {
-    use plotters::prelude::*;
-    let pts: Vec<(f64, f64)> = report
-        .curve
-        .iter()
-        .filter_map(|c| c.time_us.map(|t| (f64::from(c.threads_per_block), t)))
-        .collect();
-    let x_max = f64::from(report.max_threads_per_block) + 32.0;
-    let y_max = pts.iter().map(|p| p.1).fold(0.0_f64, f64::max).max(1e-9) * 1.1;
-    let mut buf = String::new();
-    {
-        let root = SVGBackend::with_string(&mut buf, (800, 500)).into_drawing_area();
-        root.fill(&WHITE).map_err(|e| e.to_string())?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(
-                format!(
-                    "wu2019 model on {}: best {} threads per block",
-                    report.device, report.best_threads_per_block
-                ),
-                ("sans-serif", 18),
-            )
-            .margin(15)
-            .x_label_area_size(40)
-            .y_label_area_size(80)
-            .build_cartesian_2d(0.0..x_max, 0.0..y_max)
-            .map_err(|e| e.to_string())?;
-        chart
-            .configure_mesh()
-            .x_desc("threads per block")
-            .y_desc("predicted time (us)")
-            .draw()
-            .map_err(|e| e.to_string())?;
-        chart
-            .draw_series(LineSeries::new(pts.iter().copied(), &BLUE))
-            .map_err(|e| e.to_string())?;
-        chart
-            .draw_series(
-                pts.iter()
-                    .map(|&(x, y)| Circle::new((x, y), 3, BLUE.filled())),
-            )
-            .map_err(|e| e.to_string())?;
-        chart
-            .draw_series(std::iter::once(Circle::new(
-                (
-                    f64::from(report.best_threads_per_block),
-                    report.best_time_us,
-                ),
-                6,
-                RED.filled(),
-            )))
-            .map_err(|e| e.to_string())?;
-        root.present().map_err(|e| e.to_string())?;
-    }
-    Ok(buf)
 }

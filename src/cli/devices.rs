@@ -3,11 +3,36 @@
 //! `device show` prints each value with a numbered footnote for its source, so that a long
 //! source is printed once. This file only parses flags and prints; the work is in `device`.
 
-use clap::{Args, Subcommand};
+use clap::{Args, Subcommand, ValueEnum};
 
 use super::print_json;
-use kerneltime::device::{catalogue, import, Device};
+use kerneltime::device::import::{self, ImportFormat};
+use kerneltime::device::{catalogue, Device};
 use kerneltime::error::Result;
+
+/// The `--format` values of `device import` (the library's [`ImportFormat`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ImportFormatArg {
+    /// CUDA's deviceQuery sample output.
+    Devicequery,
+    /// The console output of Accel-Sim's GPU micro-benchmark suite.
+    AccelsimUbench,
+    /// A GPGPU-Sim / Accel-Sim gpgpusim.config.
+    GpgpusimConfig,
+    /// The output of kerneltime's own micro-benchmark program (kernels/ubench/ubench.cu).
+    KerneltimeUbench,
+}
+
+impl From<ImportFormatArg> for ImportFormat {
+    fn from(a: ImportFormatArg) -> Self {
+        match a {
+            ImportFormatArg::Devicequery => ImportFormat::DeviceQuery,
+            ImportFormatArg::AccelsimUbench => ImportFormat::AccelsimUbench,
+            ImportFormatArg::GpgpusimConfig => ImportFormat::GpgpusimConfig,
+            ImportFormatArg::KerneltimeUbench => ImportFormat::KerneltimeUbench,
+        }
+    }
+}
 
 #[derive(Debug, Args)]
 pub struct DevicesArgs {
@@ -34,14 +59,18 @@ pub enum DeviceCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Write a device file from the text printed by CUDA's `deviceQuery` sample (first device).
+    /// Write a device file from a tool's output: CUDA's deviceQuery (first device), Accel-Sim's
+    /// micro-benchmark suite, a gpgpusim.config, or kerneltime's own micro-benchmark program.
     Import {
-        /// A file holding deviceQuery's output.
+        /// The tool's output (or the gpgpusim.config).
         file: std::path::PathBuf,
+        /// The input's format (default: detected from the content, else devicequery).
+        #[arg(long, value_enum)]
+        format: Option<ImportFormatArg>,
         /// Where to write the device file (default: print it).
         #[arg(short = 'o', long = "output", value_name = "OUT.toml")]
         output: Option<std::path::PathBuf>,
-        /// Name for the device (default: the name deviceQuery printed).
+        /// Name for the device (default: the name the input gives).
         #[arg(long)]
         name: Option<String>,
         /// Print the resolved device as JSON (after writing OUT.toml, if given).
@@ -91,10 +120,19 @@ pub fn run_device(cmd: &DeviceCommand) -> Result<()> {
         DeviceCommand::Check { file, json } => (Device::load(file)?, *json),
         DeviceCommand::Import {
             file,
+            format,
             output,
             name,
             json,
-        } => return run_import(file, output.as_deref(), name.as_deref(), *json),
+        } => {
+            return run_import(
+                file,
+                format.map(ImportFormat::from),
+                output.as_deref(),
+                name.as_deref(),
+                *json,
+            )
+        }
     };
     if json {
         return print_json(&device);
@@ -129,6 +167,13 @@ fn print_device(d: &Device) {
                                 format!("microbenchmarks.{bk}"),
                                 format!("{bv} @ warps {warps}"),
                             ));
+                        }
+                    }
+                }
+                ("latencies" | "measured", serde_json::Value::Object(t)) => {
+                    for (tk, tv) in t {
+                        if tk != "source" {
+                            rows.push((format!("{k}.{tk}"), tv.to_string()));
                         }
                     }
                 }
@@ -179,27 +224,36 @@ fn print_device(d: &Device) {
 
 fn run_import(
     file: &std::path::Path,
+    format: Option<ImportFormat>,
     output: Option<&std::path::Path>,
     name: Option<&str>,
     json: bool,
 ) -> Result<()> {
     let text = super::read_text(file)?;
     let origin = file.display().to_string();
-    let report = import::parse(&text, &origin)?;
-    let toml = import::to_device_toml(&report, &origin, name)?;
+    let draft = import::import(&text, &origin, format)?;
+    if name.is_none() && draft.name.is_none() {
+        return Err(kerneltime::error::Error::missing(
+            "--name",
+            format!("{origin} does not name the GPU; give the device a name with --name"),
+        ));
+    }
+    let toml = draft.to_toml(name)?;
     let device = Device::from_toml(&toml, &origin)?;
     match output {
         Some(out) => {
             kerneltime::error::write_atomic(out, toml.as_bytes())?;
             if !json {
                 println!(
-                    "wrote {} ({}: compute capability {}, {} SMs x {} cores, {:.1} GB/s)",
+                    "wrote {} ({}: compute capability {}, {} SMs x {} cores, {:.1} GB/s; {} latencies, {} measured values)",
                     out.display(),
                     device.name,
                     device.compute_capability,
                     device.sm_count,
                     device.cores_per_sm,
-                    device.memory_bandwidth_gbs
+                    device.memory_bandwidth_gbs,
+                    device.latencies.as_ref().map_or(0, |l| l.values.len()),
+                    draft.measured.len(),
                 );
             }
         }

@@ -1,21 +1,21 @@
 //! `kerneltime calibrate` and `kerneltime evaluate`: fit models to a measurement file and judge
 //! them against it, with a terminal table, JSON, CSV, Markdown, SVG charts and an HTML report.
 
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::report;
 use super::DeviceSelection;
 use kerneltime::error::{write_atomic, Error, Result};
 use kerneltime::eval::evaluate::{evaluate, Run};
 use kerneltime::fit::calibrate::{
-    calibrate_with_progress, prepare_with, CalibrateOptions, Calibration, Model, Scope,
+    calibrate_with_progress, prepare_with, CalibrateOptions, Calibration, Scope,
 };
 use kerneltime::fit::measurements::read_measurements;
 use kerneltime::fit::trace_calibration::KernelFileSource;
+use kerneltime::model::ModelId;
+use kerneltime::progress::Progress;
 
 #[derive(Debug, Args)]
 pub struct CalibrateArgs {
@@ -54,11 +54,11 @@ pub struct CalibrateArgs {
 }
 
 pub fn run_calibrate(args: &CalibrateArgs) -> Result<()> {
-    let model = Model::parse(&args.model)?;
+    let model = parse_model(&args.model)?;
     let device = args.device.resolve_optional()?;
     let set = read_measurements(&args.measurements)?;
     let kernel_file = read_kernel_file(args.kernel_file.as_deref())?;
-    if model == Model::Trace && kernel_file.is_none() {
+    if model == ModelId::Trace && kernel_file.is_none() {
         return Err(Error::missing(
             "--kernel-file",
             "calibrating trace needs --kernel-file KERNEL.toml (a PTX kernel file naming the measured kernel)",
@@ -77,22 +77,8 @@ pub fn run_calibrate(args: &CalibrateArgs) -> Result<()> {
         seed: args.seed,
         max_fit_rows: args.max_fit_rows,
     };
-    let bar = if std::io::stderr().is_terminal() {
-        let b = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
-        if let Ok(style) =
-            ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {pos}/{len} groups fitted")
-        {
-            b.set_style(style);
-        }
-        b
-    } else {
-        ProgressBar::hidden()
-    };
-    let cal = calibrate_with_progress(model, &prepared, &options, &set.file, &|done, total| {
-        bar.set_length(total as u64);
-        bar.set_position(done as u64);
-    })?;
-    bar.finish_and_clear();
+    let bar = super::progress::Bar::stderr();
+    let cal = calibrate_with_progress(model, &prepared, &options, &set.file, &bar)?;
     write_atomic(&args.output, cal.to_toml()?.as_bytes())?;
     if args.json {
         return super::print_json(&cal);
@@ -181,23 +167,23 @@ pub fn run_evaluate(args: &EvaluateArgs) -> Result<()> {
     let set = read_measurements(&args.measurements)?;
     let kernel_file = read_kernel_file(args.kernel_file.as_deref())?;
     let mut extra_notes = Vec::new();
-    let models: Vec<Model> = if args.model == "all" {
-        let mut m: Vec<Model> = Model::ALL
+    let models: Vec<ModelId> = if args.model == "all" {
+        let mut m: Vec<ModelId> = ModelId::ALL
             .iter()
             .copied()
-            .filter(|m| m.uses_counters())
+            .filter(|m| m.from_counters())
             .collect();
-        if cals.iter().any(|c| c.model == Model::Lslag) {
-            m.push(Model::Lslag);
+        if cals.iter().any(|c| c.model == ModelId::Lslag) {
+            m.push(ModelId::Lslag);
         }
         let builtin = |k: &str| {
             kerneltime::model::puchala::Builtin::parse(k.split('(').next().unwrap_or(k)).is_ok()
         };
         if set.measurements.iter().any(|x| builtin(&x.kernel)) {
-            m.push(Model::Puchala);
+            m.push(ModelId::Puchala);
         }
         if kernel_file.is_some() {
-            m.push(Model::Trace);
+            m.push(ModelId::Trace);
         } else {
             extra_notes.push(
                 "trace not evaluated: no PTX kernel file (--kernel-file KERNEL.toml) names the rows' kernel".to_string(),
@@ -205,7 +191,7 @@ pub fn run_evaluate(args: &EvaluateArgs) -> Result<()> {
         }
         m
     } else {
-        vec![Model::parse(&args.model)?]
+        vec![parse_model(&args.model)?]
     };
     for c in &cals {
         if !models.contains(&c.model) {
@@ -220,14 +206,14 @@ pub fn run_evaluate(args: &EvaluateArgs) -> Result<()> {
         }
     }
     // One preparation per input family: the counter models share theirs.
-    let family = |m: Model| {
-        if m.uses_counters() {
-            Model::Roofline
+    let family = |m: ModelId| {
+        if m.from_counters() {
+            ModelId::Roofline
         } else {
             m
         }
     };
-    let mut families: Vec<(Model, Vec<Run>)> = Vec::new();
+    let mut families: Vec<(ModelId, Vec<Run>)> = Vec::new();
     for &m in &models {
         let idx = match families.iter().position(|(f, _)| *f == family(m)) {
             Some(i) => i,
@@ -236,7 +222,7 @@ pub fn run_evaluate(args: &EvaluateArgs) -> Result<()> {
                 families.len() - 1
             }
         };
-        if m != Model::Lslag {
+        if m != ModelId::Lslag {
             families[idx].1.push(Run {
                 model: m,
                 calibration: None,
@@ -259,21 +245,11 @@ pub fn run_evaluate(args: &EvaluateArgs) -> Result<()> {
         }
     }
     let total: usize = prepared.iter().map(|(p, r)| p.rows.len() * r.len()).sum();
-    let bar = if std::io::stderr().is_terminal() && total > 10_000 {
-        let b = ProgressBar::with_draw_target(Some(total as u64), ProgressDrawTarget::stderr());
-        if let Ok(style) =
-            ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {pos}/{len} predictions")
-        {
-            b.set_style(style);
-        }
-        b
-    } else {
-        ProgressBar::hidden()
-    };
-    let tick = || bar.inc(1);
+    let bar = super::progress::Bar::stderr();
+    bar.start("predictions", total as u64);
     let mut evaluation: Option<kerneltime::eval::evaluate::Evaluation> = None;
     for (p, runs) in &prepared {
-        let e = evaluate(p, runs, &set.file, &tick)?;
+        let e = evaluate(p, runs, &set.file, &bar)?;
         match evaluation.as_mut() {
             None => evaluation = Some(e),
             Some(acc) => {
@@ -286,7 +262,7 @@ pub fn run_evaluate(args: &EvaluateArgs) -> Result<()> {
             }
         }
     }
-    bar.finish_and_clear();
+    bar.finish();
     let mut e = evaluation.ok_or_else(|| Error::invalid("--model", "no model to evaluate"))?;
     e.notes.extend(extra_notes.iter().cloned());
     if e.aggregates.is_empty() {
@@ -336,7 +312,7 @@ fn read_kernel_file(path: Option<&Path>) -> Result<Option<KernelFileSource>> {
 
 /// Writes every output of an evaluation into `dir`, each file atomically.
 pub fn write_report(dir: &Path, e: &kerneltime::eval::evaluate::Evaluation) -> Result<()> {
-    let charts = report::charts(e)?;
+    let charts = super::charts::evaluation::charts(e)?;
     let json = serde_json::to_string_pretty(e)
         .map_err(|x| Error::invalid("json", format!("cannot serialize: {x}")))?;
     write_atomic(&dir.join("evaluation.json"), json.as_bytes())?;
@@ -356,233 +332,8 @@ pub fn write_report(dir: &Path, e: &kerneltime::eval::evaluate::Evaluation) -> R
     Ok(())
 }
 
-/// `predict --calibration CAL.toml`: the model with the calibration's parameters for the device
-/// (and `--kernel`, when the calibration is per kernel).
-pub fn run_predict_calibrated(args: &super::predict::PredictArgs, cal_path: &Path) -> Result<()> {
-    use kerneltime::fit::calibrate::{apply_hong_kim, apply_mwp_cwp, apply_wu, param_specs};
-    use kerneltime::model::{hong_kim, mwp_cwp, roofline, wu, Prediction};
-    use kerneltime::workload::analytical::{HongKimInputs, MwpCwpInputs, WuInputs};
-
-    let origin = cal_path.display().to_string();
-    let cal = Calibration::from_toml(&super::read_text(cal_path)?, &origin)?;
-    let model = Model::parse(&args.model)?;
-    if model != cal.model {
-        return Err(Error::invalid(
-            "--calibration",
-            format!(
-                "{origin} calibrates {}, not {}",
-                cal.model.name(),
-                model.name()
-            ),
-        ));
-    }
-    let device = args.device.resolve()?;
-    // A trace calibration per kernel is found by the PTX entry's name.
-    let kernel = args
-        .kernel
-        .clone()
-        .or_else(|| {
-            (model == Model::Trace)
-                .then(|| args.entry.clone())
-                .flatten()
-        })
-        .unwrap_or_default();
-    let q = cal.params_for(&device, &kernel).ok_or_else(|| {
-        let kernels: Vec<String> = cal
-            .groups
-            .iter()
-            .filter(|g| g.device == device.name)
-            .filter_map(|g| g.kernel.clone())
-            .collect();
-        if kernels.is_empty() {
-            Error::invalid(
-                "--device",
-                format!("{origin} has no parameters for {}", device.name),
-            )
-        } else {
-            Error::missing(
-                "--kernel",
-                format!(
-                    "{origin} is calibrated per kernel; name one of: {}",
-                    kernels.join(", ")
-                ),
-            )
-        }
-    })?;
-    let inputs_text = |what: &str| -> Result<(String, String)> {
-        let p = args.inputs.as_ref().ok_or_else(|| {
-            Error::missing(
-                "--inputs",
-                format!("the {what} model needs --inputs FILE.toml"),
-            )
-        })?;
-        Ok((super::read_text(p)?, p.display().to_string()))
-    };
-    let launch = q.get(3).copied().unwrap_or(0.0);
-    let mut p = match model {
-        Model::Roofline => {
-            let (text, o) = inputs_text("roofline")?;
-            let i = roofline::RooflineInputs::from_toml(&text, &o)?;
-            kerneltime::fit::calibrate::roofline_prediction(&device, &i, Some(&q))?
-        }
-        Model::MwpCwp => {
-            let (text, o) = inputs_text("mwp-cwp")?;
-            let mut i = MwpCwpInputs::from_toml(&text, &o, Some(&device))?.inputs;
-            apply_mwp_cwp(&mut i, &q);
-            let r = mwp_cwp::predict(&i)?;
-            r.to_prediction(&device.name, device.cycles_to_us(r.t_exec) + launch)
-        }
-        Model::HongKim => {
-            let (text, o) = inputs_text("hong-kim")?;
-            let mut i = HongKimInputs::from_toml(&text, &o, Some(&device))?.inputs;
-            apply_hong_kim(&mut i, &q);
-            let r = hong_kim::predict(&i)?;
-            r.to_prediction(
-                &device.name,
-                device.cycles_to_us(r.exec_cycles_with_synch) + launch,
-            )
-        }
-        Model::Wu => {
-            let (text, o) = inputs_text("wu")?;
-            let mut i = WuInputs::from_toml(&text, &o, Some(&device))?.inputs;
-            apply_wu(&mut i, &q);
-            let r = wu::predict(&i)?;
-            r.to_prediction(
-                &device.name,
-                device.cycles_to_us(r.exec_cycles_sm) + r.transfer_us + launch,
-            )
-        }
-        Model::Puchala => {
-            use kerneltime::fit::calibrate::{predict_row, Row, RowInputs};
-            let name = args.kernel.as_deref().ok_or_else(|| {
-                Error::missing(
-                    "--kernel",
-                    "puchala needs a built-in --kernel (dwt-matrix, dwt-lattice, mtx-mul-vec)",
-                )
-            })?;
-            let builtin = kerneltime::model::puchala::Builtin::parse(name)?;
-            let points =
-                kerneltime::workload::params::ParamSpace::parse_all(&args.params, "--param")?
-                    .points();
-            let [point] = points.as_slice() else {
-                return Err(Error::invalid(
-                    "--param",
-                    "give one value per parameter with --calibration",
-                ));
-            };
-            builtin.check_params(point)?;
-            let row = Row {
-                device: 0,
-                kernel: builtin.name().into(),
-                point: String::new(),
-                shape: String::new(),
-                x: None,
-                measured_us: 1.0,
-                launch_api_us: None,
-                inputs: RowInputs::Puchala {
-                    kernel: builtin,
-                    params: point.clone(),
-                },
-                source: String::new(),
-            };
-            let mut p = Prediction::new(
-                "puchala",
-                &device.name,
-                predict_row(model, &device, &row, Some(&q))?,
-            );
-            p.params = point.to_json();
-            p
-        }
-        Model::Trace => predict_trace_calibrated(args, &device, &q)?,
-        Model::Lslag => {
-            let gamma = args
-                .gamma
-                .ok_or_else(|| Error::missing("--gamma", "lslag needs --gamma"))?;
-            let s = args
-                .s
-                .ok_or_else(|| Error::missing("--s", "lslag needs --s"))?;
-            kerneltime::error::positive("--gamma", gamma)?;
-            kerneltime::error::non_negative("--s", s)?;
-            Prediction::new("lslag", &device.name, (q[0] / gamma + q[1]) * s)
-        }
-    };
-    let params: Vec<String> = param_specs(model)
-        .iter()
-        .zip(&q)
-        .map(|(s, v)| format!("{}={v}", s.name))
-        .collect();
-    p.notes
-        .push(format!("calibrated with {origin}: {}", params.join(", ")));
-    if args.json {
-        return super::print_json(&p);
-    }
-    println!(
-        "{} on {} (calibrated): {:.3} us",
-        p.model, p.device, p.time_us
-    );
-    for n in &p.notes {
-        println!("  note: {n}");
-    }
-    Ok(())
-}
-
-/// `predict --model trace --calibration CAL.toml --ptx ..`: the kernel emulated as `predict`
-/// does, simulated with the calibrated DRAM and L2 latencies, plus the launch overhead.
-fn predict_trace_calibrated(
-    args: &super::predict::PredictArgs,
-    device: &kerneltime::device::Device,
-    q: &[f64],
-) -> Result<kerneltime::model::Prediction> {
-    use kerneltime::model::trace_sim::{self, KernelResources};
-    let missing = |flag: &str| {
-        Error::missing(
-            flag,
-            "trace with --calibration reads a kernel: --ptx FILE.ptx --entry NAME --grid X[,Y,Z] --block X[,Y,Z]",
-        )
-    };
-    let ptx = args.ptx.as_ref().ok_or_else(|| missing("--ptx"))?;
-    let entry = args.entry.clone().ok_or_else(|| missing("--entry"))?;
-    let grid = args.grid.clone().ok_or_else(|| missing("--grid"))?;
-    let block = args.block.clone().ok_or_else(|| missing("--block"))?;
-    let report = match &args.resources {
-        Some(p) => Some(
-            kerneltime::ptx::resources::parse_report(&super::read_text(p)?)
-                .into_iter()
-                .find(|r| r.name == entry)
-                .ok_or_else(|| Error::file(p, format!("has no entry for kernel `{entry}`")))?,
-        ),
-        None => None,
-    };
-    let em = super::trace::emulate_file(
-        ptx,
-        &entry,
-        &grid,
-        &block,
-        &args.args,
-        kerneltime::emulate::Options::default(),
-    )?;
-    let res = KernelResources {
-        registers_per_thread: report
-            .as_ref()
-            .and_then(|r| r.registers)
-            .map_or(32, |r| r as u32),
-        shared_bytes_per_block: report
-            .as_ref()
-            .and_then(|r| r.shared_bytes)
-            .unwrap_or(em.shared_bytes_static) as u32,
-    };
-    let mut lat = kerneltime::device::latencies::for_device(device)?;
-    lat.values.dram *= q[0];
-    lat.values.l2_hit *= q[1];
-    let (mut p, _) = trace_sim::predict(device, &em, res, &lat)?;
-    p.time_us += q[2];
-    p.notes.push(format!(
-        "launch overhead {:.3} us added to the simulated time",
-        q[2]
-    ));
-    if report.is_none() {
-        p.notes
-            .push("no resource report (--resources): 32 registers per thread assumed".into());
-    }
-    Ok(p)
+/// Reads `--model` (one model of the registry).
+fn parse_model(text: &str) -> Result<ModelId> {
+    text.parse()
+        .map_err(|e: Error| Error::invalid("--model", e.to_string().replacen("model: ", "", 1)))
 }

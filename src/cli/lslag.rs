@@ -14,12 +14,14 @@ use serde::Serialize;
 use super::predict::PredictArgs;
 use super::{print_json, read_text};
 use kerneltime::error::{Error, Result};
+use kerneltime::fit::calibrate::CalibrationFile;
 use kerneltime::fit::lslag::{fit, parse_samples_csv, FitOptions, FitReport, ModelFit};
 use kerneltime::model::lsla::Graph;
 use kerneltime::model::lslag::{
-    predict, predict_builtin, LslagParams, TimeUnit, BUILTIN_APPS, BUILTIN_PLATFORMS,
+    LslagParams, TimeUnit, BUILTIN_APPS, BUILTIN_NOTE, BUILTIN_PLATFORMS,
 };
-use kerneltime::model::Prediction;
+use kerneltime::model::{ModelId, Prediction, Source};
+use kerneltime::Options;
 
 /// `kerneltime lslag ...`
 #[derive(Debug, Subcommand)]
@@ -105,8 +107,9 @@ struct PredictOutput<'a> {
     t_c: f64,
 }
 
-/// The `predict --model lslag` arm.
-pub fn run_predict(args: &PredictArgs) -> Result<()> {
+/// The `predict --model lslag` arm: a platform's parameters (built-in or fitted), or a
+/// calibration's `alpha`/`beta` for a device.
+pub fn run_predict(args: &PredictArgs, calibration: Option<CalibrationFile>) -> Result<()> {
     let gamma = args.gamma.ok_or_else(|| {
         Error::missing(
             "--gamma",
@@ -116,10 +119,41 @@ pub fn run_predict(args: &PredictArgs) -> Result<()> {
     let s = args
         .s
         .ok_or_else(|| Error::missing("--s", "LSLAG needs the input size, e.g. --s 4096"))?;
+    if let Some(cal) = calibration {
+        let device = args.device.resolve()?;
+        let source = Source::Lslag {
+            gamma,
+            s,
+            params: None,
+        };
+        let options = Options {
+            calibration: Some(cal),
+            ..Options::default()
+        };
+        let name = args.kernel.clone().unwrap_or_default();
+        let p = kerneltime::api::predict_source(
+            &source,
+            Some(&device),
+            ModelId::Lslag,
+            &options,
+            &name,
+        )?;
+        return super::predict::print_calibrated(&p, args.json);
+    }
+    let registry = kerneltime::model::model(ModelId::Lslag);
+    let run = |params: &LslagParams| {
+        let source = Source::Lslag {
+            gamma,
+            s,
+            params: Some(params),
+        };
+        let (inputs, _) = registry.inputs(&source, None)?;
+        registry.predict(None, &inputs, None)
+    };
     let mut prediction = match (&args.lslag_params, &args.platform, &args.app) {
         (Some(path), None, None) => {
             let params = LslagParams::from_toml_str(&read_text(path)?, path)?;
-            let mut p = predict(&params, gamma, s)?;
+            let mut p = run(&params)?;
             p.notes
                 .insert(0, format!("parameters from {}", path.display()));
             p
@@ -130,7 +164,11 @@ pub fn run_predict(args: &PredictArgs) -> Result<()> {
                 "give either --params FILE.toml or --platform and --app, not both",
             ))
         }
-        (None, Some(platform), Some(app)) => predict_builtin(platform, app, gamma, s)?,
+        (None, Some(platform), Some(app)) => {
+            let mut p = run(&kerneltime::model::lslag::builtin(platform, app)?)?;
+            p.notes.insert(0, BUILTIN_NOTE.into());
+            p
+        }
         (None, Some(_), None) => {
             return Err(Error::missing(
                 "--app",

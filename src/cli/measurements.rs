@@ -12,10 +12,11 @@ use kerneltime::fit::measurements::{read_measurements_as, summarize, Format};
 #[derive(Debug, Args)]
 pub struct MeasurementsArgs {
     /// A measurement file (plain or gzip-compressed): generic CSV, nvprof CSV or log, nsys
-    /// stats CSV, ncu CSV, Kernel Tuner cache JSON or a profiler-counter table.
+    /// stats CSV, ncu CSV, Kernel Tuner cache JSON, KTT JSON or CSV, T4 results JSON or a
+    /// profiler-counter table.
     pub file: PathBuf,
     /// The format, when detection from the content is not wanted: generic, nvprof-csv,
-    /// nvprof-log, nsys-kern-sum, nsys-trace, ncu, kernel-tuner, counters.
+    /// nvprof-log, nsys-kern-sum, nsys-trace, ncu, kernel-tuner, ktt-json, ktt-csv, t4, counters.
     #[arg(long)]
     pub format: Option<String>,
     /// Print JSON.

@@ -6,9 +6,11 @@
 
 mod analytical;
 mod analyze;
+mod charts;
 mod devices;
 mod evaluate;
 mod explore;
+mod flags;
 mod lslag;
 mod measurements;
 mod occupancy;
@@ -16,7 +18,7 @@ mod predict;
 mod progress;
 mod ptx_predict;
 mod puchala;
-mod puchala_plot;
+
 mod report;
 mod reproduce;
 mod trace;
@@ -80,44 +82,20 @@ pub enum Command {
 
 /// Parses the process arguments and runs the command.
 pub fn main() -> Result<()> {
-    let cli = Cli::parse();
-    run(cli)
-}
-
-/// The command-line flag of each library input name that has one: library errors name fields
-/// (`grid`, `args`), the user typed flags (`--grid`, `--arg`).
-const FLAG_OF_FIELD: &[(&str, &str)] = &[
-    ("args", "--arg"),
-    ("block", "--block"),
-    ("data", "--data"),
-    ("dynamic_shared_bytes", "--dynamic-shared-bytes"),
-    ("entry", "--entry"),
-    ("grid", "--grid"),
-    ("ptx", "--ptx"),
-];
-
-/// Renames the input an error names to the flag that gives it on the command line.
-fn name_flags(err: Error) -> Error {
-    let flag = |name: String| match FLAG_OF_FIELD.iter().find(|(f, _)| *f == name) {
-        Some((_, flag)) => flag.to_string(),
-        None => name,
+    use clap::{CommandFactory, FromArgMatches};
+    let matches = Cli::command().get_matches();
+    let command_flags = flags::of_subcommand(&Cli::command(), &matches);
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(e) => e.exit(),
     };
-    match err {
-        Error::InvalidInput { name, message } => Error::InvalidInput {
-            name: flag(name),
-            message,
-        },
-        Error::MissingInput { name, message } => Error::MissingInput {
-            name: flag(name),
-            message,
-        },
-        other => other,
-    }
+    run(cli, &command_flags)
 }
 
-/// Runs a parsed command line.
-pub fn run(cli: Cli) -> Result<()> {
-    dispatch(cli).map_err(name_flags)
+/// Runs a parsed command line; errors name the flags of `command_flags` (the long flags of the
+/// subcommand that ran) where the library named an input.
+pub fn run(cli: Cli, command_flags: &std::collections::BTreeSet<String>) -> Result<()> {
+    dispatch(cli).map_err(|e| flags::rename(e, command_flags))
 }
 
 fn dispatch(cli: Cli) -> Result<()> {

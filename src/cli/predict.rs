@@ -9,16 +9,13 @@ use clap::Args;
 
 use super::DeviceSelection;
 use kerneltime::error::{Error, Result};
-
-/// The models `predict --model` accepts.
-pub const MODELS: &[&str] = &[
-    "roofline", "mwp-cwp", "hong-kim", "wu", "puchala", "lslag", "trace", "all",
-];
+use kerneltime::fit::calibrate::{Calibration, CalibrationFile};
+use kerneltime::{Kernel, ModelId, Options, Prediction};
 
 #[derive(Debug, Args)]
 pub struct PredictArgs {
-    /// The model: see `kerneltime predict --help` for the list.
-    #[arg(long)]
+    /// The model, or `all` (every model that reads a PTX launch, with the band between them).
+    #[arg(long, long_help = model_help())]
     pub model: String,
     #[command(flatten)]
     pub device: DeviceSelection,
@@ -99,32 +96,97 @@ pub struct PredictArgs {
     pub json: bool,
 }
 
+/// The `--model` help: every model of the registry with what it is.
+fn model_help() -> String {
+    format!(
+        "The model, or `all` (every model that reads a PTX launch, side by side with the band \
+         between them). Models:\n{}",
+        ModelId::help()
+    )
+}
+
 pub fn run(args: &PredictArgs) -> Result<()> {
-    let model = args.model.as_str();
-    if let Some(cal) = &args.calibration {
-        return super::evaluate::run_predict_calibrated(args, cal);
+    let calibration = match &args.calibration {
+        Some(path) => Some(load_calibration(path)?),
+        None => None,
+    };
+    if args.model.trim() == "all" {
+        return super::ptx_predict::run(None, args, calibration);
     }
-    if super::ptx_predict::wants_ptx(model, args) {
-        return super::ptx_predict::run(model, args);
-    }
-    match model {
-        "roofline" => run_roofline(args),
-        "mwp-cwp" | "hong-kim" | "wu" => super::analytical::run_predict(model, args),
-        "puchala" => super::puchala::run_predict(args),
-        "lslag" => super::lslag::run_predict(args),
-        _ => Err(Error::invalid(
+    let id: ModelId = args.model.parse().map_err(|_| {
+        Error::invalid(
             "--model",
             format!(
-                "unknown model `{model}`; known models: {}",
-                MODELS.join(", ")
+                "unknown model `{}`; known models: {}, all",
+                args.model,
+                ModelId::names()
             ),
-        )),
+        )
+    })?;
+    if let Some(cal) = &calibration {
+        if cal.calibration.model != id {
+            return Err(Error::invalid(
+                "--calibration",
+                format!(
+                    "{} calibrates {}, not {id}",
+                    cal.origin, cal.calibration.model
+                ),
+            ));
+        }
+    }
+    if super::ptx_predict::wants_ptx(id, args) {
+        return super::ptx_predict::run(Some(id), args, calibration);
+    }
+    // Models with a text layout of their own; every other model reads an inputs file and is
+    // printed from its breakdown (so a new model of the registry needs nothing here).
+    match id {
+        ModelId::Roofline => run_roofline(args, calibration),
+        ModelId::Puchala => super::puchala::run_predict(args, calibration),
+        ModelId::Lslag => super::lslag::run_predict(args, calibration),
+        _ => super::analytical::run_predict(id, args, calibration),
     }
 }
 
+/// The kernel a calibration's kernel-scope groups are looked up by: `--kernel`, or for trace the
+/// PTX entry; none (device groups only) otherwise.
+pub fn calibration_kernel(args: &PredictArgs, id: ModelId) -> String {
+    args.kernel
+        .clone()
+        .or_else(|| (id == ModelId::Trace).then(|| args.entry.clone()).flatten())
+        .unwrap_or_default()
+}
+
+/// Reads a calibration file for `--calibration`.
+pub fn load_calibration(path: &std::path::Path) -> Result<CalibrationFile> {
+    let origin = path.display().to_string();
+    let calibration = Calibration::from_toml(&super::read_text(path)?, &origin)?;
+    Ok(CalibrationFile {
+        name: path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        origin,
+        calibration,
+    })
+}
+
+/// Prints a calibrated prediction: one line with the time, then its notes (or JSON).
+pub fn print_calibrated(p: &Prediction, json: bool) -> Result<()> {
+    if json {
+        return super::print_json(p);
+    }
+    println!(
+        "{} on {} (calibrated): {:.3} us",
+        p.model, p.device, p.time_us
+    );
+    for n in &p.notes {
+        println!("  note: {n}");
+    }
+    Ok(())
+}
+
 /// `--model roofline`: flops and DRAM bytes from `--inputs FILE.toml`.
-fn run_roofline(args: &PredictArgs) -> Result<()> {
-    use kerneltime::model::roofline::{predict, RooflineInputs};
+fn run_roofline(args: &PredictArgs, calibration: Option<CalibrationFile>) -> Result<()> {
     let device = args.device.resolve()?;
     let path = args.inputs.as_ref().ok_or_else(|| {
         Error::missing(
@@ -133,8 +195,22 @@ fn run_roofline(args: &PredictArgs) -> Result<()> {
         )
     })?;
     let text = super::read_text(path)?;
-    let inputs = RooflineInputs::from_toml(&text, &path.display().to_string())?;
-    let p = predict(&device, &inputs)?;
+    let origin = path.display().to_string();
+    let calibrated = calibration.is_some();
+    let options = Options {
+        calibration,
+        calibration_kernel: Some(calibration_kernel(args, ModelId::Roofline)),
+        ..Options::default()
+    };
+    let p = kerneltime::predict(
+        &Kernel::InputsFile { text, origin },
+        &device,
+        ModelId::Roofline,
+        &options,
+    )?;
+    if calibrated {
+        return print_calibrated(&p, args.json);
+    }
     if args.json {
         return super::print_json(&p);
     }

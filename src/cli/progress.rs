@@ -43,6 +43,11 @@ impl Progress for Bar {
             b.set_position(done);
         }
     }
+    fn advance(&self, n: u64) {
+        if let Ok(b) = self.bar.lock() {
+            b.inc(n);
+        }
+    }
     fn note(&self, message: &str) {
         if let Ok(b) = self.bar.lock() {
             b.suspend(|| eprintln!("note: {message}"));

@@ -4,37 +4,51 @@
 //!
 //! Reads flags and files, prints; the work is `emulate` and `model::from_trace`.
 
+use std::sync::Arc;
+
 use super::predict::PredictArgs;
 use super::print_json;
 use super::trace::emulate_file;
-use kerneltime::emulate::Options;
+use kerneltime::emulate::Options as EmulationOptions;
 use kerneltime::error::{Error, Result};
-use kerneltime::model::from_trace::{predict_models, PtxRequest, PTX_MODELS};
+use kerneltime::fit::calibrate::CalibrationFile;
 use kerneltime::ptx::resources::parse_report;
+use kerneltime::{Kernel, ModelId, Options};
 
 /// Whether `predict --model MODEL` takes the PTX path with these flags.
-pub fn wants_ptx(model: &str, args: &PredictArgs) -> bool {
-    model == "trace" || model == "all" || (args.ptx.is_some() && PTX_MODELS.contains(&model))
+pub fn wants_ptx(model: ModelId, args: &PredictArgs) -> bool {
+    model == ModelId::Trace || (args.ptx.is_some() && ModelId::from_ptx().any(|m| m == model))
 }
 
-pub fn run(model: &str, args: &PredictArgs) -> Result<()> {
-    let models: Vec<&str> = if model == "all" {
-        PTX_MODELS.to_vec()
-    } else {
-        vec![model]
+/// `model` on the PTX launch the flags describe; `None` is `--model all`.
+pub fn run(
+    model: Option<ModelId>,
+    args: &PredictArgs,
+    calibration: Option<CalibrationFile>,
+) -> Result<()> {
+    let models: Vec<ModelId> = match model {
+        Some(m) => vec![m],
+        None => ModelId::from_ptx().collect(),
     };
+    let label = model.map_or_else(|| "all".to_string(), |m| m.to_string());
+    if model.is_none() && calibration.is_some() {
+        return Err(Error::invalid(
+            "--calibration",
+            "a calibration is for one model: give --model with it, not all",
+        ));
+    }
     let need = |v: &Option<String>, flag: &str, what: &str| {
         v.clone().ok_or_else(|| {
             Error::missing(
                 flag,
-                format!("the {model} model from PTX needs {flag} {what}"),
+                format!("the {label} model from PTX needs {flag} {what}"),
             )
         })
     };
     let ptx = args.ptx.as_ref().ok_or_else(|| {
         Error::missing(
             "--ptx",
-            format!("the {model} model reads a kernel: --ptx FILE.ptx --entry NAME --grid X[,Y,Z] --block X[,Y,Z]"),
+            format!("the {label} model reads a kernel: --ptx FILE.ptx --entry NAME --grid X[,Y,Z] --block X[,Y,Z]"),
         )
     })?;
     let entry = need(&args.entry, "--entry", "NAME")?;
@@ -58,13 +72,36 @@ pub fn run(model: &str, args: &PredictArgs) -> Result<()> {
         }
         None => None,
     };
-    let em = emulate_file(ptx, &entry, &grid, &block, &args.args, Options::default())?;
-    let req = PtxRequest {
+    let em = emulate_file(
+        ptx,
+        &entry,
+        &grid,
+        &block,
+        &args.args,
+        EmulationOptions::default(),
+    )?;
+    let kernel = Kernel::Emulated {
+        emulation: Arc::new(em),
         resources,
+    };
+    let calibrated = calibration.is_some();
+    let options = Options {
+        calibration,
+        calibration_kernel: model.map(|m| super::predict::calibration_kernel(args, m)),
         t_p_us: args.t_p_us,
         t_m_cycles: args.t_m_cycles,
+        ..Options::default()
     };
-    let report = predict_models(&device, &em, &models, &req)?;
+    let report = kerneltime::predict_models(&kernel, &device, &models, &options)?;
+    if calibrated {
+        let mut p = report.predictions[0].clone();
+        for n in &report.notes {
+            if !p.notes.contains(n) {
+                p.notes.push(n.clone());
+            }
+        }
+        return super::predict::print_calibrated(&p, args.json);
+    }
     if args.json {
         if models.len() == 1 {
             return print_json(&report.predictions[0]);

@@ -10,19 +10,22 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use super::charts::puchala as puchala_plot;
 use super::predict::PredictArgs;
-use super::{print_json, puchala_plot};
+use super::print_json;
 use kerneltime::device::{catalogue, Device};
 use kerneltime::error::{write_atomic, Error, Result};
+use kerneltime::fit::calibrate::CalibrationFile;
 use kerneltime::model::puchala::kernels::{dwt_lattice_complexity, dwt_matrix_complexity};
 use kerneltime::model::puchala::paper::{device_grid, GridPoint, PAPER_DEVICES};
-use kerneltime::model::puchala::{predict, timeline, Builtin, CoreProgram, KernelSpec, Request};
-use kerneltime::model::Prediction;
+use kerneltime::model::puchala::{timeline, Builtin, CoreProgram, KernelSpec, PuchalaInputs};
+use kerneltime::model::{ModelId, Prediction};
 use kerneltime::workload::params::{ParamSpace, ParamValues};
 use kerneltime::workload::program::ProgramFile;
+use kerneltime::{Kernel, Options};
 
 /// `predict --model puchala`.
-pub fn run_predict(args: &PredictArgs) -> Result<()> {
+pub fn run_predict(args: &PredictArgs, calibration: Option<CalibrationFile>) -> Result<()> {
     let device = args.device.resolve()?;
     let kernel = match (&args.kernel, &args.program) {
         (Some(name), _) => Builtin::parse(name)?.spec(),
@@ -41,24 +44,42 @@ pub fn run_predict(args: &PredictArgs) -> Result<()> {
         }
     };
     let space = ParamSpace::parse_all(&args.params, "--param")?;
-    let (t_p_us, t_m_cycles, notes) =
-        free_parameters(&device, &kernel, args.t_p_us, args.t_m_cycles)?;
+    let calibrated = calibration.is_some();
+    if calibrated && space.is_sweep() {
+        return Err(Error::invalid(
+            "--param",
+            "give one value per parameter with --calibration",
+        ));
+    }
     let launch = match (args.blocks, args.threads_per_block) {
         (Some(b), Some(t)) => Some((b, t)),
         _ => None,
     };
+    let options = Options {
+        calibration,
+        calibration_kernel: Some(kernel.name.clone()),
+        ..Options::default()
+    };
     let mut out = Vec::with_capacity(space.len());
     for params in space.points() {
-        let req = Request {
-            kernel: &kernel,
-            params: &params,
+        let point = Kernel::Program(PuchalaInputs {
+            kernel: kernel.clone(),
+            params,
             launch,
-            t_p_us,
-            t_m_cycles,
-        };
-        let mut p = predict(&device, &req)?;
-        p.notes.extend(notes.iter().cloned());
-        out.push(p);
+            t_p_us: args.t_p_us,
+            t_m_cycles: args.t_m_cycles,
+            profile: kernel.builtin.map(|b| b.name().to_string()),
+            trace_costs: None,
+        });
+        out.push(kerneltime::predict(
+            &point,
+            &device,
+            ModelId::Puchala,
+            &options,
+        )?);
+    }
+    if calibrated {
+        return super::predict::print_calibrated(&out[0], args.json);
     }
     if args.json {
         if space.is_sweep() {
@@ -70,50 +91,6 @@ pub fn run_predict(args: &PredictArgs) -> Result<()> {
         print!("{}", predictions_text(&out, space.is_sweep()));
         Ok(())
     }
-}
-
-/// `t_p` and `t_m`: the flags, else the device profile's entry for a built-in kernel.
-fn free_parameters(
-    device: &Device,
-    kernel: &KernelSpec,
-    t_p_flag: Option<f64>,
-    t_m_flag: Option<f64>,
-) -> Result<(f64, f64, Vec<String>)> {
-    let profile = kernel
-        .builtin
-        .and_then(|b| device.puchala.get(b.name()).map(|p| (b, p)));
-    let mut notes = Vec::new();
-    let mut pick = |flag: Option<f64>, name: &str, unit: &str, from_profile: Option<f64>| match (
-        flag,
-        from_profile,
-    ) {
-        (Some(v), _) => Ok(v),
-        (None, Some(v)) => {
-            notes.push(format!(
-                "{name} = {v} {unit} from the device profile's puchala.{} entry",
-                kernel.name
-            ));
-            Ok(v)
-        }
-        (None, None) => Err(Error::missing(
-            format!("--{}", name.replace('_', "-")),
-            format!(
-                "device `{}` has no puchala2022 {name} for kernel `{}`; give --{} {}",
-                device.name,
-                kernel.name,
-                name.replace('_', "-"),
-                if unit == "us" { "US" } else { "CYCLES" }
-            ),
-        )),
-    };
-    let t_p = pick(t_p_flag, "t_p", "us", profile.map(|(_, p)| p.t_p_us))?;
-    let t_m = pick(
-        t_m_flag,
-        "t_m",
-        "cycles",
-        profile.map(|(_, p)| p.t_m_cycles),
-    )?;
-    Ok((t_p, t_m, notes))
 }
 
 fn params_text(p: &Prediction) -> String {

@@ -17,7 +17,6 @@ use kerneltime::emulate::{
 };
 use kerneltime::error::{Error, Result};
 use kerneltime::ptx::ast::Module;
-use kerneltime::ptx::diag::Severity;
 use kerneltime::ptx::parse_bytes;
 
 #[derive(Debug, Args)]
@@ -65,28 +64,8 @@ pub fn load_ptx(path: &Path, entry: &str) -> Result<Module> {
     }
     let bytes = kerneltime::error::read_capped(path, super::analyze::MAX_PTX_BYTES, "a PTX file")?;
     let (module, diags) = parse_bytes(&bytes);
-    if let Some(f) = module
-        .functions
-        .iter()
-        .find(|f| f.name == entry && f.has_body)
-    {
-        let next = module
-            .functions
-            .iter()
-            .map(|g| g.line)
-            .filter(|&l| l > f.line)
-            .min()
-            .unwrap_or(u32::MAX);
-        if let Some(d) = diags
-            .items
-            .iter()
-            .find(|d| d.severity == Severity::Error && d.line >= f.line && d.line < next)
-        {
-            return Err(Error::file(
-                path,
-                format!("kernel `{entry}` has PTX the emulator cannot read: {d}"),
-            ));
-        }
+    if let Some(d) = kerneltime::emulate::entry_diagnostic(&module, &diags, entry) {
+        return Err(Error::file(path, d));
     }
     Ok(module)
 }

@@ -6,8 +6,9 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use kerneltime::fit::calibrate::{calibrate, prepare, CalibrateOptions, Model, Scope};
+use kerneltime::fit::calibrate::{calibrate, prepare, CalibrateOptions, Scope};
 use kerneltime::fit::measurements::read_measurements;
+use kerneltime::ModelId;
 
 #[test]
 fn calibrated_roofline_cross_validates_within_20_percent_on_every_gpu() {
@@ -21,7 +22,7 @@ fn calibrated_roofline_cross_validates_within_20_percent_on_every_gpu() {
     }
     let set = read_measurements(&path).unwrap();
     let sample: Vec<_> = set.measurements.into_iter().step_by(10).collect();
-    let prepared = prepare(&sample, Model::Roofline, None).unwrap();
+    let prepared = prepare(&sample, ModelId::Roofline, None).unwrap();
     // Rows without the needed counters are left out and counted, never guessed.
     assert!(prepared.rows.len() > sample.len() * 9 / 10);
     let options = CalibrateOptions {
@@ -31,7 +32,7 @@ fn calibrated_roofline_cross_validates_within_20_percent_on_every_gpu() {
         seed: 2026,
         max_fit_rows: 200,
     };
-    let cal = calibrate(Model::Roofline, &prepared, &options, "amaris2018 sample").unwrap();
+    let cal = calibrate(ModelId::Roofline, &prepared, &options, "amaris2018 sample").unwrap();
     let mut per_gpu: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
     for g in &cal.groups {
         // Training and cross-validated errors are reported separately.

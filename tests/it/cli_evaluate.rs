@@ -187,7 +187,10 @@ fn check_in_chromium(page: &Path, charts: usize) {
                 .is_ok_and(|o| o.status.success())
         })
     else {
-        eprintln!("skipped: Chromium is not installed (apt-get install -y chromium)");
+        crate::common::missing_tool(
+            "chromium",
+            "Chromium is not installed (apt-get install -y chromium)",
+        );
         return;
     };
     let profile = temp_dir("chromium-profile");

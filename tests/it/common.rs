@@ -63,3 +63,18 @@ pub fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     std::fs::write(&p, text).unwrap();
     p
 }
+
+/// Reports a tool a test needs but cannot find. Outside the README's test command the test
+/// skips with `message`; the test command sets `KERNELTIME_REQUIRE_TOOLS` (a comma-separated
+/// list of tools it installed, or `all`), and then a missing tool is a failure, so that an oracle
+/// or drift check can never pass by not running.
+pub fn missing_tool(tool: &str, message: &str) {
+    let required = std::env::var("KERNELTIME_REQUIRE_TOOLS").unwrap_or_default();
+    if required
+        .split(',')
+        .any(|t| t.trim() == tool || t.trim() == "all")
+    {
+        panic!("{tool} is required (KERNELTIME_REQUIRE_TOOLS={required}) but missing: {message}");
+    }
+    eprintln!("skipped: {message}");
+}

@@ -4,6 +4,7 @@
 
 mod accuracy_amaris;
 mod analytical;
+mod architecture;
 mod catalogue;
 mod cli_analyze;
 mod cli_endless_inputs;
@@ -14,12 +15,14 @@ mod cli_occupancy;
 mod cli_trace;
 mod cli_trace_calibration;
 mod common;
+mod device_import;
 mod emulate;
 mod explore;
 mod explore_calibration;
 mod fit_properties;
 mod fit_reference;
 mod lslag_fit;
+mod measurement_readers;
 mod measurements_amaris;
 mod occupancy_oracle;
 mod ptx_drift;

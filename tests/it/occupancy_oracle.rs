@@ -72,7 +72,7 @@ fn compile_oracle(include: &Path) -> Option<PathBuf> {
         .output();
     match out {
         Err(e) => {
-            eprintln!("SKIP occupancy oracle: cannot run g++ ({e})");
+            crate::common::missing_tool("gxx", &format!("occupancy oracle: cannot run g++ ({e})"));
             None
         }
         Ok(o) if !o.status.success() => panic!(
@@ -254,8 +254,9 @@ fn unlimited(v: u32) -> i64 {
 #[test]
 fn exact_occupancy_agrees_with_cuda_occupancy_h() {
     let Some(include) = header_dir() else {
-        eprintln!(
-            "SKIP occupancy oracle: cuda_occupancy.h not found (run scripts/install-gpu-toolchain.sh or set GPU_TC)"
+        crate::common::missing_tool(
+            "toolchain",
+            "occupancy oracle: cuda_occupancy.h not found (run scripts/install-gpu-toolchain.sh or set GPU_TC)",
         );
         return;
     };

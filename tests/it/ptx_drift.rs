@@ -29,7 +29,10 @@ fn analysis_json(path: &Path) -> String {
 #[test]
 fn regenerated_dwt_fixtures_analyze_the_same() {
     let Some(tc) = toolchain() else {
-        eprintln!("skipped: no GPU toolchain (.gpu-toolchain/env.sh or $GPU_TC); run scripts/install-gpu-toolchain.sh");
+        crate::common::missing_tool(
+            "toolchain",
+            "no GPU toolchain (.gpu-toolchain/env.sh or $GPU_TC); run scripts/install-gpu-toolchain.sh",
+        );
         return;
     };
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));

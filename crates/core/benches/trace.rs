@@ -129,6 +129,7 @@ fn bench(c: &mut Criterion) {
     let dev = std::sync::Arc::new(dev);
     let axes = vec!["block_x".to_string(), "n".to_string()];
     let prepared = prepare_trace(&Context {
+        model: kerneltime::ModelId::Trace,
         workload: &workload,
         device: Some(&dev),
         axes: &axes,

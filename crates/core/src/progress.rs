@@ -16,6 +16,10 @@ pub trait Progress: Sync {
     fn update(&self, done: u64) {
         let _ = done;
     }
+    /// `n` more units are finished (for work done in parallel, where a running total is awkward).
+    fn advance(&self, n: u64) {
+        let _ = n;
+    }
     /// A remark the user should see, such as "no checkpoint to resume; starting again".
     fn note(&self, message: &str) {
         let _ = message;
@@ -41,6 +45,9 @@ pub struct Recorder {
 impl Progress for Recorder {
     fn update(&self, done: u64) {
         self.done.store(done, std::sync::atomic::Ordering::Relaxed);
+    }
+    fn advance(&self, n: u64) {
+        self.done.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
     }
     fn note(&self, message: &str) {
         if let Ok(mut n) = self.notes.lock() {

@@ -1,479 +1,258 @@
-//! Turns the text printed by CUDA's `deviceQuery` sample into a device file (`DeviceFile` TOML).
+//! Device files from the output of tools GPU programmers already run: CUDA's `deviceQuery`,
+//! Accel-Sim's GPU micro-benchmark suite, a GPGPU-Sim/Accel-Sim `gpgpusim.config`, and our own
+//! micro-benchmark program (`kernels/ubench/ubench.cu`).
 //!
-//! `deviceQuery` prints one section per GPU, starting with `Device N: "NAME"`. This module reads
-//! the first section: compute capability, SM count and cores per SM, the maximum core clock,
-//! memory clock and bus width (from which the bandwidth follows), L2 size, global memory, and
-//! the shared-memory, register and thread limits it prints. Limits go into `[limits]` only when
-//! they differ from `data/compute_capabilities.toml`. A line the import needs but cannot find is
-//! an error naming that line.
+//! Each format has a reader (one module each) that fills a [`DeviceDraft`]: every value with the
+//! file and line it came from. [`import`] picks the reader ([`detect`] looks at the content when no
+//! format is given, and falls back to `deviceQuery`, the historical default), and
+//! [`DeviceDraft::to_toml`] writes the catalogue's device-file schema, checked by loading it back.
 //!
-//! It does NOT guess what `deviceQuery` does not print: the base clock (set equal to the maximum
-//! clock, with a note) and the L1/shared capacity per SM (taken from the CUDA programming guide's
-//! value for the compute capability, with a source saying so). It does not run `deviceQuery`.
+//! This module does not run any tool and does not change how models use the values; it only maps
+//! what the tools print onto the device-file fields (`[latencies]` for the trace model,
+//! `[microbenchmarks]` for the analytical models, `[measured]` for device-level measurements).
 
-use super::{limits, ComputeCapability, Device};
+pub mod accelsim_ubench;
+pub mod device_query;
+pub mod draft;
+pub mod gpgpusim_config;
+pub mod kerneltime_ubench;
+
+use std::fmt;
+
+pub use device_query::{architecture_of, parse, DeviceQueryReport};
+pub use draft::{DeviceDraft, Sourced};
+
 use crate::error::{Error, Result};
 
-/// The values read from one device section of `deviceQuery` output.
-#[derive(Debug, Clone, PartialEq)]
-pub struct DeviceQueryReport {
-    /// The name in `Device N: "NAME"`, if the section header was present.
-    pub name: Option<String>,
-    pub compute_capability: ComputeCapability,
-    pub sm_count: u32,
-    pub cores_per_sm: u32,
-    /// `GPU Max Clock rate` (older samples: `GPU Clock rate`).
-    pub max_clock_mhz: f64,
-    /// `Memory Clock rate` as printed (the double-data-rate base clock).
-    pub memory_clock_mhz: f64,
-    pub memory_bus_width_bits: u32,
-    pub l2_cache_bytes: u64,
-    pub global_memory_bytes: Option<u64>,
-    pub shared_memory_per_block_bytes: Option<u32>,
-    pub shared_memory_per_sm_bytes: Option<u32>,
-    pub registers_per_block: Option<u32>,
-    pub max_threads_per_sm: Option<u32>,
-    pub max_threads_per_block: Option<u32>,
+/// The inputs `kerneltime device import` reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ImportFormat {
+    /// CUDA's `deviceQuery` sample output.
+    DeviceQuery,
+    /// The console output of Accel-Sim's `GPU_Microbenchmark` suite.
+    AccelsimUbench,
+    /// A GPGPU-Sim / Accel-Sim `gpgpusim.config`.
+    GpgpusimConfig,
+    /// The output of our own micro-benchmark program, `kernels/ubench/ubench.cu`.
+    KerneltimeUbench,
 }
 
-impl DeviceQueryReport {
-    /// Peak DRAM bandwidth: two transfers per memory clock over the bus,
-    /// `2 * clock_MHz * 1e6 * bus_bits / 8` bytes per second, in GB/s (1e9 bytes).
-    pub fn memory_bandwidth_gbs(&self) -> f64 {
-        2.0 * self.memory_clock_mhz * f64::from(self.memory_bus_width_bits) / 8.0 / 1000.0
+impl ImportFormat {
+    pub const ALL: &'static [ImportFormat] = &[
+        ImportFormat::DeviceQuery,
+        ImportFormat::AccelsimUbench,
+        ImportFormat::GpgpusimConfig,
+        ImportFormat::KerneltimeUbench,
+    ];
+
+    /// The name the command line takes.
+    pub fn name(&self) -> &'static str {
+        match self {
+            ImportFormat::DeviceQuery => "devicequery",
+            ImportFormat::AccelsimUbench => "accelsim-ubench",
+            ImportFormat::GpgpusimConfig => "gpgpusim-config",
+            ImportFormat::KerneltimeUbench => "kerneltime-ubench",
+        }
+    }
+
+    /// Parses a format name; the error names the input field `format`.
+    pub fn parse(text: &str) -> Result<Self> {
+        let t = text.trim().to_ascii_lowercase().replace('_', "-");
+        Self::ALL
+            .iter()
+            .copied()
+            .find(|f| f.name() == t)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Self::ALL.iter().map(|f| f.name()).collect();
+                Error::invalid(
+                    "format",
+                    format!("unknown format `{text}`; known: {}", names.join(", ")),
+                )
+            })
     }
 }
 
-const CC_LINE: &str = "CUDA Capability Major/Minor version number:";
-const SM_LINE: &str = "(N) Multiprocessors, (M) CUDA Cores/MP:";
-const CLOCK_LINE: &str = "GPU Max Clock rate:";
-const MEM_CLOCK_LINE: &str = "Memory Clock rate:";
-const BUS_LINE: &str = "Memory Bus Width:";
-const L2_LINE: &str = "L2 Cache Size:";
+impl fmt::Display for ImportFormat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
 
-/// Reads the first device section of `deviceQuery` output; `origin` names the text in errors.
-pub fn parse(text: &str, origin: &str) -> Result<DeviceQueryReport> {
-    let mut name = None;
-    let mut cc = None;
-    let mut sms = None;
-    let mut clock = None;
-    let mut mem_clock = None;
-    let mut bus = None;
-    let mut l2 = None;
-    let mut r = Optional::default();
-    for raw in text.lines() {
-        let line = raw.trim();
-        if let Some(header) = device_header(line) {
-            if name.is_some() || cc.is_some() {
-                break; // the next device's section
-            }
-            name = Some(header);
-            continue;
+/// The format the content shows unambiguously, or `None` (then `deviceQuery` is assumed).
+///
+/// - `# kerneltime-ubench` on a line of its own: our program's output;
+/// - `running ./NAME microbenchmark` or `//Accel_Sim config:`: Accel-Sim's suite;
+/// - at least three lines starting with `-gpgpu_` and none of the above: a `gpgpusim.config`.
+pub fn detect(text: &str) -> Option<ImportFormat> {
+    let mut gpgpu_lines = 0usize;
+    for line in text.lines() {
+        let t = line.trim();
+        if t.starts_with(kerneltime_ubench::MARKER) {
+            return Some(ImportFormat::KerneltimeUbench);
         }
-        let bad = |what: &str| {
-            Error::file(
-                origin,
-                format!("cannot read the number in `{line}` ({what})"),
-            )
-        };
-        if let Some(v) = line.strip_prefix(CC_LINE) {
-            cc = Some(ComputeCapability::parse(v).map_err(|_| bad("MAJOR.MINOR"))?);
-        } else if line.contains("Multiprocessors") && line.contains("CUDA Cores/MP") {
-            let n = numbers(line);
-            match (n.first(), n.get(1)) {
-                (Some(&s), Some(&c)) => sms = Some((to_u32(s), to_u32(c))),
-                _ => return Err(bad("SM count and cores per SM")),
-            }
-        } else if let Some(v) = line
-            .strip_prefix(CLOCK_LINE)
-            .or_else(|| line.strip_prefix("GPU Clock rate:"))
-        {
-            clock = Some(clock_mhz(v).ok_or_else(|| bad("MHz or GHz"))?);
-        } else if let Some(v) = line.strip_prefix(MEM_CLOCK_LINE) {
-            mem_clock = Some(clock_mhz(v).ok_or_else(|| bad("MHz"))?);
-        } else if let Some(v) = line.strip_prefix(BUS_LINE) {
-            bus = Some(first_u64(v).ok_or_else(|| bad("bits"))? as u32);
-        } else if let Some(v) = line.strip_prefix(L2_LINE) {
-            l2 = Some(bytes(v).ok_or_else(|| bad("bytes"))?);
-        } else if let Some(v) = line.strip_prefix("Total amount of global memory:") {
-            // "15110 MBytes (15843721216 bytes)": the exact count is in parentheses.
-            r.global = v
-                .split_once('(')
-                .and_then(|(_, b)| first_u64(b))
-                .or_else(|| first_u64(v).map(|mb| mb * 1024 * 1024));
-        } else if let Some(v) = line.strip_prefix("Total amount of shared memory per block:") {
-            r.smem_block = Some(bytes(v).ok_or_else(|| bad("bytes"))? as u32);
-        } else if let Some(v) = line.strip_prefix("Total shared memory per multiprocessor:") {
-            r.smem_sm = Some(bytes(v).ok_or_else(|| bad("bytes"))? as u32);
-        } else if let Some(v) = line.strip_prefix("Total number of registers available per block:")
-        {
-            r.regs_block = Some(first_u64(v).ok_or_else(|| bad("registers"))? as u32);
-        } else if let Some(v) = line.strip_prefix("Maximum number of threads per multiprocessor:") {
-            r.threads_sm = Some(first_u64(v).ok_or_else(|| bad("threads"))? as u32);
-        } else if let Some(v) = line.strip_prefix("Maximum number of threads per block:") {
-            r.threads_block = Some(first_u64(v).ok_or_else(|| bad("threads"))? as u32);
-        } else if let Some(v) = line.strip_prefix("Warp size:") {
-            if first_u64(v) != Some(32) {
-                return Err(Error::file(
-                    origin,
-                    format!("`{line}`: only a warp size of 32 is supported"),
-                ));
-            }
+        if accelsim_ubench::section_name(t).is_some() || t.starts_with("//Accel_Sim config") {
+            return Some(ImportFormat::AccelsimUbench);
+        }
+        if t.starts_with("-gpgpu_") {
+            gpgpu_lines += 1;
         }
     }
-    let need = |line: &str| {
-        Error::file(
-            origin,
-            format!("no `{line}` line found; is this the output of CUDA's deviceQuery sample?"),
-        )
-    };
-    let compute_capability = cc.ok_or_else(|| need(CC_LINE))?;
-    let (sm_count, cores_per_sm) = sms.ok_or_else(|| need(SM_LINE))?;
-    let report = DeviceQueryReport {
-        name,
-        compute_capability,
-        sm_count,
-        cores_per_sm,
-        max_clock_mhz: clock.ok_or_else(|| need(CLOCK_LINE))?,
-        memory_clock_mhz: mem_clock.ok_or_else(|| need(MEM_CLOCK_LINE))?,
-        memory_bus_width_bits: bus.ok_or_else(|| need(BUS_LINE))?,
-        l2_cache_bytes: l2.ok_or_else(|| need(L2_LINE))?,
-        global_memory_bytes: r.global,
-        shared_memory_per_block_bytes: r.smem_block,
-        shared_memory_per_sm_bytes: r.smem_sm,
-        registers_per_block: r.regs_block,
-        max_threads_per_sm: r.threads_sm,
-        max_threads_per_block: r.threads_block,
-    };
-    Ok(report)
+    (gpgpu_lines >= 3).then_some(ImportFormat::GpgpusimConfig)
 }
 
-#[derive(Default)]
-struct Optional {
-    global: Option<u64>,
-    smem_block: Option<u32>,
-    smem_sm: Option<u32>,
-    regs_block: Option<u32>,
-    threads_sm: Option<u32>,
-    threads_block: Option<u32>,
+/// Reads `text` (from the file `origin`) as `format`, or as the detected format.
+pub fn import(text: &str, origin: &str, format: Option<ImportFormat>) -> Result<DeviceDraft> {
+    let format = format
+        .or_else(|| detect(text))
+        .unwrap_or(ImportFormat::DeviceQuery);
+    match format {
+        ImportFormat::DeviceQuery => Ok(device_query::draft(&parse(text, origin)?, origin)),
+        ImportFormat::AccelsimUbench => accelsim_ubench::draft(text, origin),
+        ImportFormat::GpgpusimConfig => gpgpusim_config::draft(text, origin),
+        ImportFormat::KerneltimeUbench => kerneltime_ubench::draft(text, origin),
+    }
 }
 
-/// Writes the device file for a report. `origin` (the input file's name) becomes the source;
-/// `name` replaces the name `deviceQuery` printed. The text is checked by loading it back.
-pub fn to_device_toml(
-    report: &DeviceQueryReport,
+/// The first number in `s` ("= 33.7331 cycles" -> 33.7331, "1.2e-3x" -> 0.0012).
+pub(crate) fn first_number(s: &str) -> Option<f64> {
+    let bytes = s.as_bytes();
+    let start = (0..bytes.len()).find(|&i| {
+        bytes[i].is_ascii_digit()
+            || ((bytes[i] == b'-' || bytes[i] == b'.')
+                && bytes.get(i + 1).is_some_and(u8::is_ascii_digit))
+    })?;
+    let mut end = start + 1;
+    while end < bytes.len() {
+        let c = bytes[end];
+        let exponent_sign = (c == b'-' || c == b'+') && matches!(bytes[end - 1], b'e' | b'E');
+        let exponent = (c == b'e' || c == b'E')
+            && bytes
+                .get(end + 1)
+                .is_some_and(|n| n.is_ascii_digit() || *n == b'-' || *n == b'+');
+        if c.is_ascii_digit() || c == b'.' || exponent || exponent_sign {
+            end += 1;
+        } else {
+            break;
+        }
+    }
+    s[start..end].parse::<f64>().ok().filter(|v| v.is_finite())
+}
+
+/// The first number of `value`, found on line `line` (whose text is `text`) of `origin`, with its
+/// source; no number, or a negative one, is an error naming the line.
+pub(crate) fn sourced_number(
+    tool: &str,
     origin: &str,
-    name: Option<&str>,
-) -> Result<String> {
-    let name = name
-        .map(str::to_string)
-        .or_else(|| report.name.clone())
-        .ok_or_else(|| {
-            Error::missing(
-                "--name",
-                format!(
-                    "{origin} has no `Device 0: \"NAME\"` line; give the device a name with --name"
-                ),
-            )
-        })?;
-    let cc = report.compute_capability;
-    let table = limits::for_compute_capability(cc)?;
-    let (architecture, l1_shared) = architecture_of(cc).ok_or_else(|| {
-        Error::invalid(
-            "compute_capability",
-            format!("{cc} has no known architecture"),
+    line: usize,
+    value: &str,
+    text: &str,
+) -> Result<Sourced<f64>> {
+    let v = first_number(value).filter(|v| *v >= 0.0).ok_or_else(|| {
+        line_error(
+            origin,
+            line,
+            format!("cannot read a non-negative number in `{}`", text.trim()),
         )
     })?;
-    let source = format!("deviceQuery output {origin}");
-    let q = |s: &str| toml::Value::String(s.to_string()).to_string();
-    let mut t = String::new();
-    t.push_str(&format!(
-        "# Imported by `kerneltime device import` from {origin}.\n"
-    ));
-    t.push_str(&format!("name = {}\n", q(&name)));
-    t.push_str(&format!("architecture = {}\n", q(architecture)));
-    t.push_str(&format!("compute_capability = {}\n", q(&cc.to_string())));
-    t.push_str(&format!("sm_count = {}\n", report.sm_count));
-    t.push_str(&format!("cores_per_sm = {}\n", report.cores_per_sm));
-    t.push_str(&format!("base_clock_mhz = {:?}\n", report.max_clock_mhz));
-    t.push_str(&format!("boost_clock_mhz = {:?}\n", report.max_clock_mhz));
-    t.push_str(&format!(
-        "memory_bandwidth_gbs = {:?}\n",
-        report.memory_bandwidth_gbs()
-    ));
-    if let Some(b) = report.global_memory_bytes {
-        t.push_str(&format!("memory_size_bytes = {b}\n"));
-    }
-    t.push_str(&format!("l2_cache_bytes = {}\n", report.l2_cache_bytes));
-    t.push_str(&format!("l1_shared_per_sm_bytes = {l1_shared}\n"));
-    t.push_str(&format!("source = {}\n", q(&source)));
-    t.push_str(&format!(
-        "notes = [{}]\n",
-        q("deviceQuery prints only the maximum core clock; base_clock_mhz is set to it.")
-    ));
-    t.push_str("\n[sources]\n");
-    t.push_str(&format!(
-        "base_clock_mhz = {}\n",
-        q(&format!(
-            "{source} (GPU Max Clock rate; deviceQuery prints no base clock)"
-        ))
-    ));
-    t.push_str(&format!(
-        "memory_bandwidth_gbs = {}\n",
-        q(&format!(
-            "{source}: 2 x {} MHz memory clock x {}-bit bus / 8",
-            report.memory_clock_mhz, report.memory_bus_width_bits
-        ))
-    ));
-    t.push_str(&format!(
-        "l1_shared_per_sm_bytes = {}\n",
-        q(&format!(
-            "Not printed by deviceQuery; CUDA C++ Programming Guide, unified L1/shared capacity for compute capability {cc}"
-        ))
-    ));
-
-    let mut overrides: Vec<(&str, u32)> = Vec::new();
-    let mut differs = |field: &'static str, printed: Option<u32>, table_value: u32| {
-        if let Some(v) = printed.filter(|v| *v != table_value) {
-            overrides.push((field, v));
-        }
-    };
-    differs(
-        "shared_memory_per_block_bytes",
-        report.shared_memory_per_block_bytes,
-        table.shared_memory_per_block_bytes,
-    );
-    differs(
-        "shared_memory_per_sm_bytes",
-        report.shared_memory_per_sm_bytes,
-        table.shared_memory_per_sm_bytes,
-    );
-    differs(
-        "registers_per_block",
-        report.registers_per_block,
-        table.registers_per_block,
-    );
-    differs(
-        "max_threads_per_sm",
-        report.max_threads_per_sm,
-        table.max_threads_per_sm,
-    );
-    differs(
-        "max_warps_per_sm",
-        report.max_threads_per_sm.map(|t| t / 32),
-        table.max_warps_per_sm,
-    );
-    differs(
-        "max_threads_per_block",
-        report.max_threads_per_block,
-        table.max_threads_per_block,
-    );
-    if !overrides.is_empty() {
-        t.push_str("\n[limits]\n");
-        for (field, v) in &overrides {
-            t.push_str(&format!("{field} = {v}\n"));
-        }
-    }
-
-    // The written file must load as a device; report any inconsistency now, not at use.
-    Device::from_toml(&t, origin)?;
-    Ok(t)
+    Ok(Sourced::new(v, draft::at_line(tool, origin, line, text)))
 }
 
-/// The architecture name and the unified L1/shared capacity per SM (bytes) of a compute
-/// capability, as the CUDA programming guide lists them (dedicated shared memory on Maxwell and
-/// GP10x-class Pascal, whose L1 sits with the texture cache).
-pub fn architecture_of(cc: ComputeCapability) -> Option<(&'static str, u64)> {
-    const KB: u64 = 1024;
-    Some(match (cc.major, cc.minor) {
-        (2, _) => ("Fermi", 64 * KB),
-        (3, 7) => ("Kepler", 128 * KB),
-        (3, _) => ("Kepler", 64 * KB),
-        (5, 2) => ("Maxwell", 96 * KB),
-        (5, _) => ("Maxwell", 64 * KB),
-        (6, 1) => ("Pascal", 96 * KB),
-        (6, _) => ("Pascal", 64 * KB),
-        (7, 5) => ("Turing", 96 * KB),
-        (7, _) => ("Volta", 128 * KB),
-        (8, 0) | (8, 7) => ("Ampere", 192 * KB),
-        (8, 9) => ("Ada", 128 * KB),
-        (8, _) => ("Ampere", 128 * KB),
-        (9, _) => ("Hopper", 256 * KB),
-        (10, _) | (11, _) => ("Blackwell", 256 * KB),
-        (12, _) => ("Blackwell", 128 * KB),
-        _ => return None,
-    })
-}
-
-/// `Device 0: "Tesla T4"` -> `Tesla T4`.
-fn device_header(line: &str) -> Option<String> {
-    let rest = line.strip_prefix("Device ")?;
-    let (index, name) = rest.split_once(':')?;
-    if index.trim().parse::<u32>().is_err() {
-        return None;
-    }
-    let name = name.trim().trim_matches('"').trim();
-    (!name.is_empty()).then(|| name.to_string())
-}
-
-/// Every unsigned number in a line, in order ("(40) Multiprocessors, ( 64) ..." -> 40, 64, ...).
-fn numbers(s: &str) -> Vec<f64> {
-    s.split(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .filter_map(|t| t.trim_matches('.').parse::<f64>().ok())
-        .collect()
-}
-
-fn first_u64(s: &str) -> Option<u64> {
-    numbers(s)
-        .first()
-        .filter(|v| v.fract() == 0.0 && **v >= 0.0)
-        .map(|v| *v as u64)
-}
-
-fn to_u32(v: f64) -> u32 {
-    v.max(0.0).min(f64::from(u32::MAX)) as u32
-}
-
-/// "4194304 bytes" -> 4194304; "4 MBytes" -> 4 MiB.
-fn bytes(s: &str) -> Option<u64> {
-    let n = first_u64(s)?;
-    let lower = s.to_ascii_lowercase();
-    Some(if lower.contains("mbyte") {
-        n * 1024 * 1024
-    } else if lower.contains("kbyte") {
-        n * 1024
-    } else {
-        n
-    })
-}
-
-/// "1590 MHz (1.59 GHz)" -> 1590; "1.15 GHz" -> 1150; "5001 Mhz" -> 5001.
-fn clock_mhz(s: &str) -> Option<f64> {
-    let v = *numbers(s).first()?;
-    let lower = s.to_ascii_lowercase();
-    let unit_ghz = match (lower.find("ghz"), lower.find("mhz")) {
-        (Some(g), Some(m)) => g < m,
-        (Some(_), None) => true,
-        _ => false,
-    };
-    let mhz = if unit_ghz { v * 1000.0 } else { v };
-    (mhz.is_finite() && mhz > 0.0).then_some(mhz)
+/// An error about one line of an input.
+pub(crate) fn line_error(origin: &str, line: usize, message: impl fmt::Display) -> Error {
+    Error::file(origin, format!("line {line}: {message}"))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// deviceQuery output for a Tesla T4, written for this test in the layout of the CUDA
-    /// samples' deviceQuery (CUDA 11/12 era). T4 values: NVIDIA T4 datasheet and the Turing
-    /// whitepaper (40 SMs x 64 cores, 1590 MHz boost, GDDR6 at 5001 MHz on 256 bits, 4 MB L2).
-    const T4: &str = r#"./deviceQuery Starting...
-
- CUDA Device Query (Runtime API) version (CUDART static linking)
-
-Detected 1 CUDA Capable device(s)
-
-Device 0: "Tesla T4"
-  CUDA Driver Version / Runtime Version          12.2 / 12.2
-  CUDA Capability Major/Minor version number:    7.5
-  Total amount of global memory:                 14931 MBytes (15655829504 bytes)
-  (40) Multiprocessors, ( 64) CUDA Cores/MP:     2560 CUDA Cores
-  GPU Max Clock rate:                            1590 MHz (1.59 GHz)
-  Memory Clock rate:                             5001 Mhz
-  Memory Bus Width:                              256-bit
-  L2 Cache Size:                                 4194304 bytes
-  Maximum Texture Dimension Size (x,y,z)         1D=(131072), 2D=(131072, 65536), 3D=(16384, 16384, 16384)
-  Total amount of constant memory:               65536 bytes
-  Total amount of shared memory per block:       49152 bytes
-  Total shared memory per multiprocessor:        65536 bytes
-  Total number of registers available per block: 65536
-  Warp size:                                     32
-  Maximum number of threads per multiprocessor:  1024
-  Maximum number of threads per block:           1024
-  Max dimension size of a thread block (x,y,z): (1024, 1024, 64)
-  Max dimension size of a grid size    (x,y,z): (2147483647, 65535, 65535)
-  Compute Mode:
-     < Default (multiple host threads can use ::cudaSetDevice() with device simultaneously) >
-
-deviceQuery, CUDA Driver = CUDART, CUDA Driver Version = 12.2, CUDA Runtime Version = 12.2, NumDevs = 1
-Result = PASS
-"#;
-
     #[test]
-    fn reads_a_t4_report() {
-        let r = parse(T4, "t4.txt").unwrap();
-        assert_eq!(r.name.as_deref(), Some("Tesla T4"));
-        assert_eq!(r.compute_capability, ComputeCapability::new(7, 5));
-        assert_eq!((r.sm_count, r.cores_per_sm), (40, 64));
-        assert_eq!(r.max_clock_mhz, 1590.0);
-        assert_eq!(r.memory_clock_mhz, 5001.0);
-        assert_eq!(r.memory_bus_width_bits, 256);
-        assert_eq!(r.l2_cache_bytes, 4 * 1024 * 1024);
-        assert_eq!(r.global_memory_bytes, Some(15_655_829_504));
-        assert_eq!(r.shared_memory_per_sm_bytes, Some(65536));
-        assert_eq!(r.max_threads_per_sm, Some(1024));
-        // 2 transfers x 5001 MHz x 256 bits / 8 = 320064 MB/s = 320.064 GB/s (datasheet: 320 GB/s).
-        assert!((r.memory_bandwidth_gbs() - 320.064).abs() < 1e-9);
-    }
-
-    #[test]
-    fn t4_device_file_matches_the_table_and_needs_no_overrides() {
-        let r = parse(T4, "t4.txt").unwrap();
-        let text = to_device_toml(&r, "t4.txt", None).unwrap();
-        let d = Device::from_toml(&text, "t4.txt").unwrap();
-        assert_eq!(d.name, "Tesla T4");
-        assert_eq!(d.architecture, "Turing");
-        assert_eq!(d.sm_count * d.cores_per_sm, 2560);
-        assert_eq!(d.core_clock_mhz, 1590.0);
-        // Turing: 96 KB unified L1/shared per SM.
-        assert_eq!(d.l1_shared_per_sm_bytes, 96 * 1024);
-        assert!(!text.contains("[limits]"), "{text}");
-        assert_eq!(d.sources["sm_count"], "deviceQuery output t4.txt");
-    }
-
-    #[test]
-    fn a_printed_limit_that_differs_becomes_an_override() {
-        let text = T4.replace(
-            "Maximum number of threads per multiprocessor:  1024",
-            "Maximum number of threads per multiprocessor:  2048",
-        );
-        let r = parse(&text, "x.txt").unwrap();
-        let toml = to_device_toml(&r, "x.txt", Some("My T4")).unwrap();
-        let d = Device::from_toml(&toml, "x.txt").unwrap();
-        assert_eq!(d.name, "My T4");
-        assert_eq!(d.limits.max_threads_per_sm, 2048);
-        assert_eq!(d.limits.max_warps_per_sm, 64);
+    fn format_names_round_trip_and_unknown_names_the_field() {
+        for f in ImportFormat::ALL {
+            assert_eq!(ImportFormat::parse(f.name()).unwrap(), *f);
+        }
         assert_eq!(
-            d.sources["limits.max_threads_per_sm"],
-            "deviceQuery output x.txt"
+            ImportFormat::parse("Accelsim_Ubench").unwrap(),
+            ImportFormat::AccelsimUbench
         );
+        let e = ImportFormat::parse("nvidia-smi").unwrap_err().to_string();
+        assert!(e.contains("format") && e.contains("gpgpusim-config"), "{e}");
     }
 
     #[test]
-    fn a_missing_line_is_named() {
-        let text = T4.replace(
-            "  L2 Cache Size:                                 4194304 bytes\n",
-            "",
+    fn detection_needs_a_clear_marker() {
+        assert_eq!(
+            detect("running ./l1_lat microbenchmark\nL1 Latency = 33 cycles\n"),
+            Some(ImportFormat::AccelsimUbench)
         );
-        let e = parse(&text, "t4.txt").unwrap_err().to_string();
-        assert!(e.contains("L2 Cache Size:"), "{e}");
-        let e = parse("hello\nworld\n", "x.txt").unwrap_err().to_string();
-        assert!(e.contains(CC_LINE), "{e}");
+        assert_eq!(
+            detect("# kerneltime-ubench 1\nname = X\n"),
+            Some(ImportFormat::KerneltimeUbench)
+        );
+        assert_eq!(
+            detect("-gpgpu_n_clusters 40\n-gpgpu_n_cores_per_cluster 2\n-gpgpu_n_mem 24\n"),
+            Some(ImportFormat::GpgpusimConfig)
+        );
+        // Two config-like lines are not enough; deviceQuery text has no marker.
+        assert_eq!(detect("-gpgpu_n_clusters 40\n-gpgpu_n_mem 24\n"), None);
+        assert_eq!(detect("Device 0: \"Tesla T4\"\n"), None);
+    }
+
+    /// Lines the importers look for, to build inputs that reach deep into each reader.
+    const PIECES: &[&str] = &[
+        "running ./mem_lat microbenchmark\n",
+        "Mem latency = ",
+        "  Device : \"G\"\n",
+        "CUDA version number : ",
+        "Multiprocessors Count : ",
+        "-gpgpu_cache:dl2 S:",
+        "-gpgpu_n_clusters ",
+        "-gpgpu_clock_domains ",
+        "-ptx_opcode_initiation_fp ",
+        "# kerneltime-ubench 1\n",
+        "sm_count = ",
+        "compute_capability = ",
+        "Device 0: \"X\"\n",
+        "  CUDA Capability Major/Minor version number:    ",
+        "L2 Banks number = ",
+        "7.0",
+        "-3",
+        "1e309",
+        ":,",
+        "\n",
+        "é",
+    ];
+
+    proptest::proptest! {
+        /// Whatever the text, every reader answers with a draft or an error, and a draft writes
+        /// a device file or an error: nothing panics on user input.
+        #[test]
+        fn no_input_makes_an_importer_panic(
+            picks in proptest::collection::vec((0..PIECES.len(), 0u32..100_000), 0..40)
+        ) {
+            let mut text = String::new();
+            for (i, n) in picks {
+                text.push_str(PIECES[i]);
+                text.push_str(&n.to_string());
+            }
+            for format in ImportFormat::ALL {
+                if let Ok(d) = import(&text, "fuzz.txt", Some(*format)) {
+                    let _ = d.to_toml(Some("fuzz"));
+                }
+            }
+        }
     }
 
     #[test]
-    fn only_the_first_device_is_read() {
-        let two = format!(
-            "{T4}\nDevice 1: \"Other\"\n  CUDA Capability Major/Minor version number:    8.0\n"
+    fn first_number_reads_what_the_tools_print() {
+        assert_eq!(first_number("=      33.7331 cycles"), Some(33.7331));
+        assert_eq!(
+            first_number(" 1365.73(byte/clk), 1526.33(GB/s)"),
+            Some(1365.73)
         );
-        let r = parse(&two, "two.txt").unwrap();
-        assert_eq!(r.compute_capability, ComputeCapability::new(7, 5));
-    }
-
-    #[test]
-    fn clocks_in_ghz_and_mhz() {
-        assert_eq!(clock_mhz(" 1.15 GHz"), Some(1150.0));
-        assert_eq!(clock_mhz(" 1590 MHz (1.59 GHz)"), Some(1590.0));
-        assert_eq!(clock_mhz(" fast"), None);
+        assert_eq!(first_number(" 2.5e-05 s"), Some(2.5e-5));
+        assert_eq!(first_number(" -3 dB"), Some(-3.0));
+        assert_eq!(first_number("sm_7.0"), Some(7.0));
+        assert_eq!(first_number("none"), None);
     }
 }

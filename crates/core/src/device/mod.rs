@@ -12,6 +12,7 @@ pub mod catalogue;
 pub mod import;
 pub mod latencies;
 pub mod limits;
+pub mod measured;
 pub mod microbenchmarks;
 pub mod occupancy;
 
@@ -23,6 +24,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 pub use limits::{ComputeCapabilityLimits, LimitsOverride};
+pub use measured::{Measured, MeasuredValue};
 pub use microbenchmarks::Microbenchmarks;
 
 /// A compute capability such as 8.6.
@@ -104,7 +106,8 @@ pub struct DeviceFile {
     pub l1_shared_per_sm_bytes: u64,
     /// Where the values come from, unless `sources` names a field.
     pub source: String,
-    /// Per-field sources (key: a field name, or `limits.<field>` for a limit override).
+    /// Per-field sources (key: a field name, or `limits.<field>`, `latencies.<field>`,
+    /// `measured.<field>`, `microbenchmarks.<name>` for the values of those tables).
     #[serde(default)]
     pub sources: BTreeMap<String, String>,
     /// Overrides of the compute-capability limits.
@@ -122,6 +125,10 @@ pub struct DeviceFile {
     /// Latency overrides for the trace model (`latencies::FIELDS`), with their source.
     #[serde(default)]
     pub latencies: Option<latencies::LatencyOverride>,
+    /// Values measured on the GPU that override models' per-architecture defaults
+    /// (launch overhead, achievable DRAM bandwidth, L2 bandwidth, atomic throughput).
+    #[serde(default)]
+    pub measured: Option<Measured>,
 }
 
 /// A device ready for the models: the file's values with the compute-capability limits resolved.
@@ -155,6 +162,9 @@ pub struct Device {
     /// Latency overrides of the device file (the trace model's defaults are per architecture).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub latencies: Option<latencies::LatencyOverride>,
+    /// Measured device-level values (`[measured]`); see [`Device::measured_value`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub measured: Option<Measured>,
 }
 
 fn serialize_cc<S: serde::Serializer>(cc: &ComputeCapability, s: S) -> Result<S::Ok, S::Error> {
@@ -233,7 +243,11 @@ impl Device {
                 || k.strip_prefix("limits.")
                     .is_some_and(|f| limits::LIMIT_FIELDS.contains(&f))
                 || k.starts_with("puchala")
-                || k.starts_with("microbenchmarks");
+                || k.starts_with("microbenchmarks")
+                || k.strip_prefix("latencies.")
+                    .is_some_and(|f| latencies::FIELDS.contains(&f))
+                || k.strip_prefix("measured.")
+                    .is_some_and(|f| measured::FIELDS.contains(&f));
             if !known {
                 return Err(Error::invalid(
                     format!("sources.{k}"),
@@ -245,6 +259,17 @@ impl Device {
 
         if let Some(l) = &file.latencies {
             l.validate()?;
+            for field in l.values.keys() {
+                sources
+                    .entry(format!("latencies.{field}"))
+                    .or_insert_with(|| l.source.clone().unwrap_or_default());
+            }
+        }
+        if let Some(m) = &file.measured {
+            m.validate(&file.sources)?;
+            for (field, v) in m.resolved(&file.sources) {
+                sources.insert(format!("measured.{field}"), v.source);
+            }
         }
         if let Some(m) = &file.microbenchmarks {
             m.validate()?;
@@ -279,7 +304,20 @@ impl Device {
             sources,
             notes: file.notes,
             latencies: file.latencies,
+            measured: file.measured,
         })
+    }
+
+    /// A measured device-level value (`measured::FIELDS`) with its source, when the device
+    /// file has one. Models use it instead of their per-architecture default.
+    pub fn measured_value(&self, field: &str) -> Option<MeasuredValue> {
+        let value = self.measured.as_ref()?.get(field)?;
+        let source = self
+            .sources
+            .get(&format!("measured.{field}"))
+            .cloned()
+            .unwrap_or_default();
+        Some(MeasuredValue { value, source })
     }
 
     /// Converts core-clock cycles to microseconds: the one place where cycles become time.

@@ -101,7 +101,7 @@ impl Carveout {
             _ => match t.parse::<u32>() {
                 Ok(p) if p <= 100 => Ok(Carveout::Percent(p)),
                 _ => Err(Error::invalid(
-                    "--carveout",
+                    "carveout",
                     format!(
                         "expected default, shared, l1, equal or a percentage 0..100, got \"{text}\""
                     ),
@@ -139,7 +139,7 @@ impl Variant {
             "wu2019" => Ok(Variant::Wu2019),
             "wang2019" => Ok(Variant::Wang2019),
             _ => Err(Error::invalid(
-                "--variant",
+                "variant",
                 format!(
                     "expected one of {}, got \"{text}\"",
                     Variant::NAMES.join(", ")
@@ -264,7 +264,7 @@ pub fn validate(
 ) -> Result<()> {
     if r.threads_per_block == 0 || r.threads_per_block > l.max_threads_per_block {
         return Err(Error::invalid(
-            "--threads-per-block",
+            "threads_per_block",
             format!(
                 "must be between 1 and {} on compute capability {cc}, got {}",
                 l.max_threads_per_block, r.threads_per_block
@@ -273,7 +273,7 @@ pub fn validate(
     }
     if r.registers_per_thread > l.max_registers_per_thread {
         return Err(Error::invalid(
-            "--registers-per-thread",
+            "registers_per_thread",
             format!(
                 "must be at most {} on compute capability {cc}, got {}",
                 l.max_registers_per_thread, r.registers_per_thread
@@ -283,7 +283,7 @@ pub fn validate(
     let max_smem = max_shared_memory_per_block_bytes(cc, l);
     if u64::from(r.shared_memory_per_block_bytes) > max_smem {
         return Err(Error::invalid(
-            "--shared-memory-per-block",
+            "shared_memory_per_block",
             format!(
                 "must be at most {max_smem} bytes (the opt-in maximum per block on compute capability {cc}), got {}",
                 r.shared_memory_per_block_bytes
@@ -329,7 +329,7 @@ fn preferred_shared_memory_per_sm(
             Carveout::Percent(p) if p <= 100 => Some(u64::from(p)),
             Carveout::Percent(p) => {
                 return Err(Error::invalid(
-                    "--carveout",
+                    "carveout",
                     format!("must be a percentage between 0 and 100, got {p}"),
                 ))
             }
@@ -339,7 +339,7 @@ fn preferred_shared_memory_per_sm(
     }
     if let Carveout::Percent(_) = carveout {
         return Err(Error::invalid(
-            "--carveout",
+            "carveout",
             format!(
                 "a percentage carve-out exists on compute capability 7.0 and newer, not {cc}; use shared, l1 or equal"
             ),
@@ -701,15 +701,15 @@ mod tests {
     }
 
     #[test]
-    fn validation_names_the_flag() {
+    fn validation_names_the_input() {
         let (c, l) = cc("8.0");
         let msg = |b| validate(c, &l, &b).unwrap_err().to_string();
-        assert!(msg(block(0, 0, 0)).starts_with("--threads-per-block"));
-        assert!(msg(block(1025, 0, 0)).starts_with("--threads-per-block"));
-        assert!(msg(block(32, 256, 0)).starts_with("--registers-per-thread"));
+        assert!(msg(block(0, 0, 0)).starts_with("threads_per_block"));
+        assert!(msg(block(1025, 0, 0)).starts_with("threads_per_block"));
+        assert!(msg(block(32, 256, 0)).starts_with("registers_per_thread"));
         // 8.0 opt-in maximum: 163 KB = 166912 bytes.
         assert!(validate(c, &l, &block(32, 255, 166912)).is_ok());
-        assert!(msg(block(32, 0, 166913)).starts_with("--shared-memory-per-block"));
+        assert!(msg(block(32, 0, 166913)).starts_with("shared_memory_per_block"));
         assert_eq!(max_shared_memory_per_block_bytes(c, &l), 166912);
     }
 
@@ -764,9 +764,9 @@ mod tests {
 
     proptest::proptest! {
         /// No input panics; a result is consistent (the minimum of the limits, every limiter
-        /// equal to it, occupancy within 0..1); a rejection names a flag.
+        /// equal to it, occupancy within 0..1); a rejection names the input.
         #[test]
-        fn any_input_gives_a_consistent_result_or_a_flag_error(
+        fn any_input_gives_a_consistent_result_or_names_the_input(
             t in proptest::prelude::any::<u32>(),
             r in proptest::prelude::any::<u32>(),
             s in proptest::prelude::any::<u32>(),
@@ -804,7 +804,10 @@ mod tests {
                         proptest::prop_assert!(!o.limited_by.is_empty());
                         proptest::prop_assert!((0.0..=1.0).contains(&o.occupancy));
                     }
-                    Err(e) => proptest::prop_assert!(e.to_string().starts_with("--"), "{}", e),
+                    Err(e) => {
+                        let named = ["threads_per_block", "registers_per_thread", "shared_memory_per_block", "carveout"];
+                        proptest::prop_assert!(named.iter().any(|n| e.to_string().starts_with(n)), "{}", e)
+                    }
                 }
             }
         }

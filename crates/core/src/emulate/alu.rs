@@ -390,8 +390,8 @@ pub(super) fn fast_lanes(d: &DInst, s: &[View; 4], known: u32, out: &mut [u64; W
 mod tests {
     use super::*;
     use crate::emulate::decode::{Cmp, DInst, MulMode, OpK, Src, Ty};
-    use crate::ptx::classify::Class;
     use crate::workload::trace::LatencyClass;
+    use kerneltime_ptx::classify::Class;
 
     fn inst(op: OpK, mul: MulMode, bits: u8, signed: bool) -> DInst {
         DInst {

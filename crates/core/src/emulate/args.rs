@@ -6,7 +6,8 @@ use serde::Serialize;
 
 use super::decode::{self, GLOBAL_STRIDE_SHIFT};
 use crate::error::{Error, Result};
-use crate::ptx::ast::{Function, Module};
+use kerneltime_ptx::ast::{Function, Module};
+use kerneltime_ptx::diag::{Diagnostics, Severity};
 
 /// Finds the kernel `entry` in a module (an error lists the kernels).
 pub fn find_entry<'m>(m: &'m Module, entry: &str) -> Result<&'m Function> {
@@ -24,6 +25,25 @@ pub fn find_entry<'m>(m: &'m Module, entry: &str) -> Result<&'m Function> {
             ),
         )
     })
+}
+
+/// The first parse error inside the kernel `entry` (from its line up to the next function), as
+/// a sentence naming the line: the emulator cannot run a kernel it did not fully read, while
+/// problems elsewhere in the module do not matter.
+pub fn entry_diagnostic(m: &Module, diags: &Diagnostics, entry: &str) -> Option<String> {
+    let f = m.functions.iter().find(|f| f.name == entry && f.has_body)?;
+    let next = m
+        .functions
+        .iter()
+        .map(|g| g.line)
+        .filter(|&l| l > f.line)
+        .min()
+        .unwrap_or(u32::MAX);
+    diags
+        .items
+        .iter()
+        .find(|d| d.severity == Severity::Error && d.line >= f.line && d.line < next)
+        .map(|d| format!("kernel `{entry}` has PTX the emulator cannot read: {d}"))
 }
 
 /// A kernel parameter's value as used.
@@ -240,7 +260,7 @@ pub fn resolve_args(
                 return Err(Error::missing(
                     "args",
                     format!(
-                        "kernel parameter `{}` (.{}, position {k}) has no value; give {}=VALUE or {k}=VALUE",
+                        "kernel parameter `{}` (.{}, position {k}) has no value; give `args` {}=VALUE or `args` {k}=VALUE",
                         p.name, p.ty, p.name
                     ),
                 ))

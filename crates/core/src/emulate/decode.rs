@@ -6,10 +6,10 @@
 
 use std::collections::HashMap;
 
-use crate::ptx::ast::{Function, Instruction, Module, Operand};
-use crate::ptx::cfg::Cfg;
-use crate::ptx::classify::{Class, Space};
 use crate::workload::trace::{CacheOp, LatencyClass};
+use kerneltime_ptx::ast::{Function, Instruction, Module, Operand};
+use kerneltime_ptx::cfg::Cfg;
+use kerneltime_ptx::classify::{Class, Space};
 
 /// A special register.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -563,7 +563,7 @@ fn decode_one(i: &Instruction, cfg: &Cfg, cx: &mut Ctx) -> DInst {
             }
         }
         OpK::Bra => {
-            target = crate::ptx::cfg::branch_target(i).and_then(|l| cfg.labels.get(l).copied());
+            target = kerneltime_ptx::cfg::branch_target(i).and_then(|l| cfg.labels.get(l).copied());
         }
         _ => {
             let mut it = ops.iter();

@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use super::WARP;
 use crate::error::{Error, Result};
-use crate::ptx::ast::Function;
+use kerneltime_ptx::ast::Function;
 
 /// A launch: grid and block dimensions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

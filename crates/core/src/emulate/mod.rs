@@ -41,6 +41,7 @@ mod alu;
 pub mod args;
 pub mod decode;
 pub mod hints;
+pub mod kernel_file;
 pub mod launch;
 mod memstate;
 pub mod sampling;
@@ -49,15 +50,17 @@ mod warp;
 use std::collections::{BTreeSet, HashSet};
 
 use crate::error::{Error, Result};
-use crate::ptx::ast::Module;
-use crate::ptx::cfg::Cfg;
-use crate::ptx::diag::Diagnostics;
-use crate::ptx::loops::find_loops;
 use crate::workload::trace::WarpTrace;
 use decode::{decode, DInst, Src};
+use kerneltime_ptx::ast::Module;
+use kerneltime_ptx::cfg::Cfg;
+use kerneltime_ptx::diag::Diagnostics;
+use kerneltime_ptx::loops::find_loops;
 use warp::{Emulator, GlobalHint};
 
-pub use args::{find_entry, param_index, resolve_args, ArgValue, KernelArg, ParamValue};
+pub use args::{
+    entry_diagnostic, find_entry, param_index, resolve_args, ArgValue, KernelArg, ParamValue,
+};
 pub use hints::{BufferHint, DataHint, DataSpec};
 pub use launch::LaunchDims;
 pub use sampling::{positions, representative, SampledBlock, Sampling};

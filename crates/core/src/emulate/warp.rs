@@ -18,9 +18,9 @@ use super::sampling::linear;
 use super::{UnknownData, WARP};
 use crate::error::{Error, Result};
 use crate::memory::{banks, coalescing};
-use crate::ptx::cfg::Cfg;
-use crate::ptx::classify::Space;
 use crate::workload::trace::{Atomic, LatencyClass, MemAccess, MemSpace, TraceOp, WarpTrace};
+use kerneltime_ptx::cfg::Cfg;
+use kerneltime_ptx::classify::Space;
 
 /// Base of the synthetic addresses the best case gives lanes whose address is unknown (one
 /// 16 MiB region per instruction, lanes side by side).

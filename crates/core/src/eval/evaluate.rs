@@ -15,8 +15,9 @@ use serde::Serialize;
 
 use super::metrics;
 use crate::error::Result;
-use crate::fit::calibrate::{predict_row, Calibration, Model, Prepared};
+use crate::fit::calibrate::{predict_row, Calibration, Prepared};
 use crate::fit::rank::kendall_tau_b;
+use crate::model::ModelId;
 
 /// One evaluated row.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -99,7 +100,7 @@ pub struct Evaluation {
 
 /// One model run to evaluate: the model and optionally its calibration.
 pub struct Run<'a> {
-    pub model: Model,
+    pub model: ModelId,
     pub calibration: Option<&'a Calibration>,
 }
 
@@ -112,12 +113,12 @@ impl Run<'_> {
     }
 }
 
-/// Evaluates each run on the prepared rows; `tick` is called once per predicted row.
+/// Evaluates each run on the prepared rows; `progress` advances by one per predicted row.
 pub fn evaluate(
     prepared: &Prepared,
     runs: &[Run],
     source: &str,
-    tick: &(dyn Fn() + Sync),
+    progress: &dyn crate::progress::Progress,
 ) -> Result<Evaluation> {
     let mut experiments = Vec::new();
     let mut aggregates = Vec::new();
@@ -129,7 +130,7 @@ pub fn evaluate(
             .rows
             .par_iter()
             .map(|r| {
-                tick();
+                progress.advance(1);
                 let device = &prepared.devices[r.device];
                 let params = match run.calibration {
                     Some(c) => Some(c.params_for(device, &r.kernel).ok_or_else(|| {
@@ -389,9 +390,9 @@ mod tests {
     #[test]
     fn experiments_aggregates_and_comparisons() {
         let ms = rows();
-        let p = prepare(&ms, Model::Roofline, None).unwrap();
+        let p = prepare(&ms, ModelId::Roofline, None).unwrap();
         let cal = crate::fit::calibrate::calibrate(
-            Model::Roofline,
+            ModelId::Roofline,
             &p,
             &CalibrateOptions {
                 scope: Scope::Kernel,
@@ -404,15 +405,15 @@ mod tests {
         .unwrap();
         let runs = [
             Run {
-                model: Model::Roofline,
+                model: ModelId::Roofline,
                 calibration: None,
             },
             Run {
-                model: Model::Roofline,
+                model: ModelId::Roofline,
                 calibration: Some(&cal),
             },
         ];
-        let e = evaluate(&p, &runs, "t.csv", &|| {}).unwrap();
+        let e = evaluate(&p, &runs, "t.csv", &crate::progress::Quiet).unwrap();
         // Two variants x two runs.
         assert_eq!(e.experiments.len(), 4);
         assert_eq!(e.aggregates.len(), 2);

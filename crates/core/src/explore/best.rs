@@ -46,14 +46,14 @@ impl Objective {
                 .map(Objective::TimePerElement)
                 .ok_or_else(|| {
                     Error::invalid(
-                        "--elements",
+                        "elements",
                         format!(
-                            "time-per-element divides by a swept parameter, and `{elements}` is not one (give --elements NAME)"
+                            "time-per-element divides by a swept parameter, and `{elements}` is not one (give `elements` NAME)"
                         ),
                     )
                 }),
             other => Err(Error::invalid(
-                "--objective",
+                "objective",
                 format!("`{other}` is not an objective; use one of {}", OBJECTIVES.join(", ")),
             )),
         }
@@ -129,14 +129,14 @@ impl Constraint {
             .min_by_key(|(p, s, _)| (*p, std::cmp::Reverse(s.len())));
         let Some((pos, sym, op)) = found else {
             return Err(Error::invalid(
-                "--constraint",
+                "constraint",
                 format!("`{text}` is not QUANTITY OP NUMBER (e.g. occupancy>=0.5)"),
             ));
         };
         let name = text[..pos].trim();
         let value: f64 = text[pos + sym.len()..].trim().parse().map_err(|_| {
             Error::invalid(
-                "--constraint",
+                "constraint",
                 format!("the right side of `{text}` is not a number"),
             )
         })?;
@@ -152,7 +152,7 @@ impl Constraint {
                 "shared_memory_bytes" | "shared_memory" => Quantity::SharedMemoryBytes,
                 other => {
                     return Err(Error::invalid(
-                        "--constraint",
+                        "constraint",
                         format!(
                             "`{other}` is neither a swept parameter nor one of {}",
                             QUANTITIES.join(", ")

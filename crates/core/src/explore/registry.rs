@@ -9,7 +9,8 @@
 //! [`Prediction`] with breakdown and notes for the few points a report shows. Both go through the
 //! same model functions, so they agree (tests check it).
 //!
-//! Adding a model is one entry in [`MODELS`] and one `prepare_*` function.
+//! A model is swept fast when it has an entry in [`MODELS`] with its `prepare_*` function (the
+//! models themselves are defined once, in `model::registry`).
 //!
 //! Calibrations (issue 8, `kerneltime calibrate`) are one more axis of cells: `prepare` gets the
 //! calibration file of its cell (or none) and applies its parameters once, with the same
@@ -27,10 +28,10 @@ use std::sync::Arc;
 
 use crate::device::Device;
 use crate::error::{Error, Result};
-use crate::fit::calibrate::{self, Calibration};
+pub use crate::fit::calibrate::CalibrationFile;
 use crate::model::puchala::{self, kernel_run, launch_heuristic, CoreProgram, KernelSpec, SmShape};
 use crate::model::roofline::{self, RooflineInputs};
-use crate::model::{hong_kim, mwp_cwp, wu, Prediction};
+use crate::model::{hong_kim, mwp_cwp, wu, ModelId, Prediction};
 use crate::workload::analytical::{HongKimInputs, MwpCwpInputs, Resolved, WuInputs};
 use crate::workload::params::ParamValues;
 
@@ -99,9 +100,11 @@ impl Workload {
     }
 }
 
-/// Everything `prepare` needs besides the model name.
+/// Everything `prepare` needs.
 #[derive(Debug, Clone, Copy)]
 pub struct Context<'a> {
+    /// The model the cell runs.
+    pub model: ModelId,
     pub workload: &'a Workload,
     /// `None`: the analytical models take the clock and device fields from the inputs file.
     pub device: Option<&'a Arc<Device>>,
@@ -116,74 +119,6 @@ pub struct Context<'a> {
     pub calibration: Option<&'a CalibrationFile>,
 }
 
-/// A calibration file on the sweep's calibration axis.
-#[derive(Debug, Clone)]
-pub struct CalibrationFile {
-    /// Shown in the `calibration` column (the file stem).
-    pub name: String,
-    /// Names the file in errors and notes.
-    pub origin: String,
-    pub calibration: Calibration,
-}
-
-impl CalibrationFile {
-    /// The parameter vector for `model` on a device and kernel, with the note that names them,
-    /// or an error of one sentence (wrong model, no device, device or kernel not covered).
-    pub fn params_for(
-        &self,
-        model: &str,
-        device: Option<&Device>,
-        kernel: &str,
-    ) -> Result<(Vec<f64>, String)> {
-        let cal = &self.calibration;
-        if cal.model.name() != model {
-            return Err(Error::invalid(
-                "--calibration",
-                format!(
-                    "{} calibrates {}, not {model}",
-                    self.origin,
-                    cal.model.name()
-                ),
-            ));
-        }
-        let device = device.ok_or_else(|| {
-            Error::missing(
-                "--device",
-                format!(
-                    "the calibration {} is per device: give --device to sweep with it",
-                    self.origin
-                ),
-            )
-        })?;
-        let q = cal.params_for(device, kernel).ok_or_else(|| {
-            let covered: Vec<String> = cal
-                .groups
-                .iter()
-                .map(|g| match &g.kernel {
-                    Some(k) => format!("{} ({k})", g.device),
-                    None => g.device.clone(),
-                })
-                .collect();
-            Error::invalid(
-                "--calibration",
-                format!(
-                    "{} has no parameters for device `{}` and kernel `{kernel}`; it covers: {}",
-                    self.origin,
-                    device.name,
-                    covered.join(", ")
-                ),
-            )
-        })?;
-        let named: Vec<String> = calibrate::param_specs(cal.model)
-            .iter()
-            .zip(&q)
-            .map(|(s, v)| format!("{}={v}", s.name))
-            .collect();
-        let note = format!("calibrated with {}: {}", self.origin, named.join(", "));
-        Ok((q, note))
-    }
-}
-
 /// A prepared evaluator, which axes it reads, and the notes of its preparation.
 pub struct Prepared {
     pub evaluator: Box<dyn Evaluator>,
@@ -193,8 +128,9 @@ pub struct Prepared {
 }
 
 /// One registry line.
+#[derive(Clone, Copy)]
 pub struct ModelEntry {
-    pub name: &'static str,
+    pub id: ModelId,
     /// What workload it takes, for `--help` and errors.
     pub takes: &'static str,
     pub prepare: fn(&Context<'_>) -> Result<Prepared>,
@@ -203,54 +139,166 @@ pub struct ModelEntry {
 /// Every model a sweep can run. The trace model (issue 7) is one more line here.
 pub const MODELS: &[ModelEntry] = &[
     ModelEntry {
-        name: "roofline",
+        id: ModelId::Roofline,
         takes:
-            "--inputs (a TOML file with `flops` and `dram_bytes`, optional `launch_overhead_us`)",
+            "`inputs` (a TOML file with `flops` and `dram_bytes`, optional `launch_overhead_us`)",
         prepare: prepare_roofline,
     },
     ModelEntry {
-        name: "wu",
-        takes: "--inputs (wu2019 analytical inputs file)",
+        id: ModelId::Wu,
+        takes: "`inputs` (wu2019 analytical inputs file)",
         prepare: prepare_analytical::<WuInputs>,
     },
     ModelEntry {
-        name: "mwp-cwp",
-        takes: "--inputs (parra2016 MWP-CWP inputs file)",
+        id: ModelId::MwpCwp,
+        takes: "`inputs` (parra2016 MWP-CWP inputs file)",
         prepare: prepare_analytical::<MwpCwpInputs>,
     },
     ModelEntry {
-        name: "hong-kim",
-        takes: "--inputs (Hong and Kim 2009 inputs file)",
+        id: ModelId::HongKim,
+        takes: "`inputs` (Hong and Kim 2009 inputs file)",
         prepare: prepare_analytical::<HongKimInputs>,
     },
     ModelEntry {
-        name: "puchala",
-        takes: "--kernel (a built-in such as dwt-lattice, or a kernel program file)",
+        id: ModelId::Puchala,
+        takes: "`kernel` (a built-in such as dwt-lattice, or a kernel program file)",
         prepare: prepare_puchala,
     },
     ModelEntry {
-        name: "trace",
-        takes: "--inputs trace=KERNEL.toml (a PTX kernel file: ptx, entry, grid, block, args)",
+        id: ModelId::Trace,
+        takes: "`inputs` trace=KERNEL.toml (a PTX kernel file: ptx, entry, grid, block, args)",
         prepare: super::trace_cell::prepare_trace,
     },
 ];
 
-/// The registry line of a model, or an error listing the models.
-pub fn find(name: &str) -> Result<&'static ModelEntry> {
-    MODELS.iter().find(|m| m.name == name).ok_or_else(|| {
+impl ModelEntry {
+    /// The model's name.
+    pub fn name(&self) -> &'static str {
+        self.id.name()
+    }
+}
+
+/// The sweep's line of a model (by its registry name): its fast prepared evaluator when
+/// [`MODELS`] has one, else the generic one (`prepare_generic`), which runs any model of the
+/// registry on an inputs file through `Model::inputs` and `Model::predict` per point.
+pub fn find(name: &str) -> Result<ModelEntry> {
+    let id = name.parse::<ModelId>().map_err(|_| {
         Error::invalid(
-            "--model",
-            format!(
-                "unknown model `{name}`; a sweep can run: {}",
-                MODELS.iter().map(|m| m.name).collect::<Vec<_>>().join(", ")
-            ),
+            "model",
+            format!("unknown model `{name}`; known: {}", ModelId::names()),
         )
-    })
+    })?;
+    Ok(MODELS
+        .iter()
+        .find(|m| m.id == id)
+        .copied()
+        .unwrap_or(ModelEntry {
+            id,
+            takes: "`inputs` (an inputs file with the fields the model reads)",
+            prepare: prepare_generic,
+        }))
 }
 
 /// Which models take which kind of workload.
 pub fn takes_kernels(model: &str) -> bool {
-    model == "puchala"
+    model == ModelId::Puchala.name()
+}
+
+// ---------------------------------------------------------------------------------------------
+// any model of the registry, generically
+
+/// A model without a fast sweep path: per point, the swept values are written into the inputs
+/// file's fields and the model reads and predicts it through the registry. Slow (the file is read
+/// per point) but exactly the model's own `predict`.
+struct GenericEvaluator {
+    model: ModelId,
+    table: toml::Table,
+    origin: String,
+    axes: Vec<String>,
+    device: Option<Arc<Device>>,
+    params: Option<Vec<f64>>,
+    notes: Vec<String>,
+}
+
+impl GenericEvaluator {
+    fn run(&self, values: &[f64]) -> Result<Prediction> {
+        let mut table = self.table.clone();
+        for (name, v) in self.axes.iter().zip(values) {
+            table.insert(name.clone(), toml::Value::Float(*v));
+        }
+        let text = toml::to_string(&table).map_err(|e| Error::file(&self.origin, e))?;
+        let m = crate::model::model(self.model);
+        let source = crate::model::Source::File {
+            text: &text,
+            origin: &self.origin,
+        };
+        let (inputs, notes) = m.inputs(&source, self.device.as_deref())?;
+        let mut p = m.predict(self.device.as_deref(), &inputs, self.params.as_deref())?;
+        p.notes.extend(notes);
+        Ok(p)
+    }
+}
+
+impl Evaluator for GenericEvaluator {
+    fn evaluate(&self, values: &[f64], _scratch: &mut Scratch) -> Result<Outcome> {
+        let p = self.run(values)?;
+        let mut o = Outcome::new(p.time_us);
+        o.cycles = p.cycles.unwrap_or(f64::NAN);
+        Ok(o)
+    }
+
+    fn predict(&self, values: &[f64]) -> Result<Prediction> {
+        let mut p = self.run(values)?;
+        p.notes.extend(self.notes.iter().cloned());
+        Ok(p)
+    }
+}
+
+/// Prepares any model of the registry on an inputs file: every axis is written into the file as
+/// a field of its name, so the model reads the swept value wherever it reads that field.
+fn prepare_generic(cx: &Context<'_>) -> Result<Prepared> {
+    let (text, origin) = match cx.workload {
+        Workload::Inputs { text, origin, .. } => (text, origin),
+        Workload::Kernel(k) => {
+            return Err(Error::invalid(
+                "model",
+                format!(
+                    "model {} reads an inputs file (`inputs`), not the kernel `{}`",
+                    cx.model, k.name
+                ),
+            ))
+        }
+    };
+    let table: toml::Table = toml::from_str(text).map_err(|e| Error::file(origin, e.message()))?;
+    let mut notes = vec![format!(
+        "{} has no fast sweep path: each point writes the swept values into {origin} and runs the model on it",
+        cx.model
+    )];
+    let params = match cx.calibration {
+        Some(cal) => {
+            let (q, note) =
+                cal.params_for(cx.model, cx.device.map(|d| &**d), cx.workload.name())?;
+            notes.push(note);
+            Some(q)
+        }
+        None => None,
+    };
+    let ev = GenericEvaluator {
+        model: cx.model,
+        table,
+        origin: origin.clone(),
+        axes: cx.axes.to_vec(),
+        device: cx.device.cloned(),
+        params,
+        notes: notes.clone(),
+    };
+    // The model must read the file at the first point.
+    ev.run(cx.first_values)?;
+    Ok(Prepared {
+        evaluator: Box::new(ev),
+        uses: vec![true; cx.axes.len()],
+        notes,
+    })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -261,7 +309,7 @@ type Setter<T> = fn(&mut T, f64);
 
 /// What the sweep needs to know about an analytical inputs struct.
 trait Analytical: Copy + Send + Sync + 'static {
-    const MODEL: &'static str;
+    const MODEL: ModelId;
     /// Inputs-file fields a parameter can sweep (same names as in the file).
     const FIELDS: &'static [(&'static str, Setter<Self>)];
     /// Launch-dimension names that stand for a field (`blocks` is wu's `n_b`).
@@ -288,7 +336,7 @@ macro_rules! setters {
 }
 
 impl Analytical for WuInputs {
-    const MODEL: &'static str = "wu";
+    const MODEL: ModelId = ModelId::Wu;
     const FIELDS: &'static [(&'static str, Setter<Self>)] = setters!(WuInputs;
         comp_cycles, mem_insts_global, mem_insts_shared, mem_insts_local, n_conf, sync_insts,
         mem_l_global, mem_l_shared, departure_delay, threads_per_block, warp_size, n_ws, max_b,
@@ -320,12 +368,12 @@ impl Analytical for WuInputs {
     }
     const CALIBRATED: &'static [&'static str] = &["mem_l_global", "departure_delay", "comp_cycles"];
     fn calibrate(&mut self, q: &[f64]) {
-        calibrate::apply_wu(self, q);
+        wu::apply_params(self, q);
     }
 }
 
 impl Analytical for MwpCwpInputs {
-    const MODEL: &'static str = "mwp-cwp";
+    const MODEL: ModelId = ModelId::MwpCwp;
     const FIELDS: &'static [(&'static str, Setter<Self>)] = setters!(MwpCwpInputs;
         inst, mem_inst, total_warps, active_sms, avg_inst_lat, ilp, n, warp_size, simd_width,
         dram_lat, avg_trans_warp, departure_delay, miss_ratio_l2, hit_lat_l2, miss_ratio_l1,
@@ -351,12 +399,12 @@ impl Analytical for MwpCwpInputs {
     }
     const CALIBRATED: &'static [&'static str] = &["dram_lat", "departure_delay", "avg_inst_lat"];
     fn calibrate(&mut self, q: &[f64]) {
-        calibrate::apply_mwp_cwp(self, q);
+        mwp_cwp::apply_params(self, q);
     }
 }
 
 impl Analytical for HongKimInputs {
-    const MODEL: &'static str = "hong-kim";
+    const MODEL: ModelId = ModelId::HongKim;
     const FIELDS: &'static [(&'static str, Setter<Self>)] = setters!(HongKimInputs;
         warp_size, issue_cycles, freq_ghz, mem_bandwidth_gbs, mem_ld, departure_del_uncoal,
         departure_del_coal, threads_per_block, blocks, active_sms, active_blocks_per_sm,
@@ -391,7 +439,7 @@ impl Analytical for HongKimInputs {
         "issue_cycles",
     ];
     fn calibrate(&mut self, q: &[f64]) {
-        calibrate::apply_hong_kim(self, q);
+        hong_kim::apply_params(self, q);
     }
 }
 
@@ -456,9 +504,9 @@ fn prepare_analytical<T: Analytical>(cx: &Context<'_>) -> Result<Prepared> {
         Workload::Inputs { text, origin, .. } => (text, origin),
         Workload::Kernel(k) => {
             return Err(Error::invalid(
-                "--model",
+                "model",
                 format!(
-                    "model {} reads an analytical inputs file (--inputs), not the kernel `{}`",
+                    "model {} reads an analytical inputs file (`inputs`), not the kernel `{}`",
                     T::MODEL,
                     k.name
                 ),
@@ -587,13 +635,13 @@ impl Evaluator for RooflineEvaluator {
         // table's (or the file's) launch overhead: max(c / 1, m / 1) + launch is exactly
         // `model::roofline::predict`'s time.
         let time_us = match &self.calibrated {
-            Some(q) => calibrate::calibrated_roofline_us(&self.device, &i, q),
+            Some(q) => roofline::calibrated_us(&self.device, &i, q),
             None => {
                 let launch_us = match i.launch_overhead_us {
                     Some(us) => crate::error::non_negative("launch_overhead_us", us)?,
                     None => self.default_launch_us,
                 };
-                calibrate::calibrated_roofline_us(&self.device, &i, &[1.0, 1.0, launch_us])
+                roofline::calibrated_us(&self.device, &i, &[1.0, 1.0, launch_us])
             }
         };
         Ok(Outcome::new(time_us))
@@ -601,7 +649,7 @@ impl Evaluator for RooflineEvaluator {
 
     fn predict(&self, values: &[f64]) -> Result<Prediction> {
         let i = self.inputs(values);
-        let mut p = calibrate::roofline_prediction(&self.device, &i, self.calibrated.as_deref())?;
+        let mut p = roofline::prediction(&self.device, &i, self.calibrated.as_deref())?;
         p.notes.extend(self.notes.iter().cloned());
         Ok(p)
     }
@@ -612,9 +660,9 @@ fn prepare_roofline(cx: &Context<'_>) -> Result<Prepared> {
         Workload::Inputs { text, origin, .. } => (text, origin),
         Workload::Kernel(k) => {
             return Err(Error::invalid(
-                "--model",
+                "model",
                 format!(
-                    "model roofline reads an inputs file with `flops` and `dram_bytes` (--inputs), not the kernel `{}`",
+                    "model roofline reads an inputs file with `flops` and `dram_bytes` (`inputs`), not the kernel `{}`",
                     k.name
                 ),
             ))
@@ -622,8 +670,8 @@ fn prepare_roofline(cx: &Context<'_>) -> Result<Prepared> {
     };
     let device = cx.device.cloned().ok_or_else(|| {
         Error::missing(
-            "--device",
-            "model roofline needs a device (--device NAME or a filter) for its peaks",
+            "device",
+            "model roofline needs a device (`device` NAME or a filter) for its peaks",
         )
     })?;
     let (setters, uses, text) = swept_fields(cx, ROOFLINE_FIELDS, &[], text, origin)?;
@@ -632,7 +680,7 @@ fn prepare_roofline(cx: &Context<'_>) -> Result<Prepared> {
     let mut notes = Vec::new();
     let mut calibrated = None;
     if let Some(cal) = cx.calibration {
-        let (q, note) = cal.params_for("roofline", Some(&device), cx.workload.name())?;
+        let (q, note) = cal.params_for(ModelId::Roofline, Some(&device), cx.workload.name())?;
         notes.push(note);
         calibrated = Some(q);
     } else if base.launch_overhead_us.is_none() {
@@ -683,10 +731,10 @@ impl PuchalaEvaluator {
         };
         let blocks = crate::workload::params::whole(values[b])
             .and_then(|v| u64::try_from(v).ok())
-            .ok_or_else(|| Error::invalid("--param blocks", "must be a whole number"))?;
+            .ok_or_else(|| Error::invalid("param blocks", "must be a whole number"))?;
         let threads = crate::workload::params::whole(values[t])
             .and_then(|v| u32::try_from(v).ok())
-            .ok_or_else(|| Error::invalid("--param threads_per_block", "must be a whole number"))?;
+            .ok_or_else(|| Error::invalid("param threads_per_block", "must be a whole number"))?;
         Ok(Some((blocks, threads)))
     }
 }
@@ -711,7 +759,7 @@ impl Evaluator for PuchalaEvaluator {
             None => {
                 let threads = self.kernel.launch.threads.as_ref().ok_or_else(|| {
                     Error::missing(
-                        "--param blocks",
+                        "param blocks",
                         "the kernel does not say how many threads it launches",
                     )
                 })?;
@@ -752,17 +800,17 @@ fn prepare_puchala(cx: &Context<'_>) -> Result<Prepared> {
         Workload::Kernel(k) => k.clone(),
         Workload::Inputs { origin, .. } => {
             return Err(Error::invalid(
-                "--model",
+                "model",
                 format!(
-                "model puchala runs a kernel (--kernel NAME or FILE), not the inputs file {origin}"
+                "model puchala runs a kernel (`kernel` NAME or FILE), not the inputs file {origin}"
             ),
             ))
         }
     };
     let device = cx.device.cloned().ok_or_else(|| {
         Error::missing(
-            "--device",
-            "model puchala needs a device (--device NAME or a filter)",
+            "device",
+            "model puchala needs a device (`device` NAME or a filter)",
         )
     })?;
     let profile = kernel.builtin.and_then(|b| device.puchala.get(b.name()));
@@ -790,12 +838,12 @@ fn prepare_puchala(cx: &Context<'_>) -> Result<Prepared> {
     let (t_p_us, t_m_cycles) = match cx.calibration {
         // The calibration's t_p, t_m and memory scale, applied as `predict --calibration` does.
         Some(cal) => {
-            let (q, note) = cal.params_for("puchala", Some(&device), &kernel.name)?;
-            calibrate::apply_puchala_memory_scale(&mut kernel, q[2]);
+            let (q, note) = cal.params_for(ModelId::Puchala, Some(&device), &kernel.name)?;
+            puchala::scale_memory(&mut kernel.program.ops, q[2]);
             notes.push(note);
             if cx.t_p_us.is_some() || cx.t_m_cycles.is_some() {
                 notes.push(format!(
-                    "t_p and t_m from {} (the calibration), not --t-p/--t-m",
+                    "t_p and t_m from {} (the calibration), not `t_p_us`/`t_m_cycles`",
                     cal.origin
                 ));
             }
@@ -817,7 +865,7 @@ fn prepare_puchala(cx: &Context<'_>) -> Result<Prepared> {
         (None, None) => None,
         _ => {
             return Err(Error::invalid(
-                "--param",
+                "param",
                 "model puchala needs both `blocks` and `threads_per_block` to fix the launch (or neither, for Algorithm 3)",
             ))
         }
@@ -853,10 +901,11 @@ mod tests {
 
     use super::*;
     use crate::device::catalogue;
-    use crate::fit::calibrate::{GroupCalibration, Model, Scope};
+    use crate::fit::calibrate::{params_of, Calibration, GroupCalibration, Scope};
+    use crate::model::ModelId;
 
-    fn calibration(model: Model, device: &str, q: &[f64]) -> CalibrationFile {
-        let params: BTreeMap<String, f64> = calibrate::param_specs(model)
+    fn calibration(model: ModelId, device: &str, q: &[f64]) -> CalibrationFile {
+        let params: BTreeMap<String, f64> = params_of(model)
             .iter()
             .zip(q)
             .map(|(s, v)| (s.name.to_string(), *v))
@@ -895,7 +944,7 @@ mod tests {
     /// applying the calibration, then running the model gives: the `CALIBRATED` lists decide
     /// whether parameters are applied once or per point, and this checks them field by field
     /// (dropping `comp_cycles` from wu's list makes it fail).
-    fn calibrated_fields_agree<T: Analytical>(file: &str, model: Model) {
+    fn calibrated_fields_agree<T: Analytical>(file: &str, model: ModelId) {
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/analytical/");
         let text = std::fs::read_to_string(format!("{path}{file}")).unwrap();
         let device = Arc::new(catalogue::find("Tesla K40").unwrap().clone());
@@ -912,6 +961,7 @@ mod tests {
             for v in [3.0, 48.0, 700.0] {
                 let axes = [field.to_string()];
                 let cx = Context {
+                    model: T::MODEL,
                     workload: &workload,
                     device: Some(&device),
                     axes: &axes,
@@ -946,14 +996,58 @@ mod tests {
 
     #[test]
     fn calibrated_sweeps_of_every_field_apply_parameters_after_the_point() {
-        calibrated_fields_agree::<WuInputs>("wu2019-example.toml", Model::Wu);
+        calibrated_fields_agree::<WuInputs>("wu2019-example.toml", ModelId::Wu);
         calibrated_fields_agree::<MwpCwpInputs>(
             "parra2016-stencil-order2-8warps.toml",
-            Model::MwpCwp,
+            ModelId::MwpCwp,
         );
         calibrated_fields_agree::<HongKimInputs>(
             "hong-kim-2009-worked-example.toml",
-            Model::HongKim,
+            ModelId::HongKim,
         );
+    }
+
+    #[test]
+    fn the_generic_path_gives_the_fast_paths_times() {
+        // A model with no entry in MODELS still sweeps: per point through the registry. Its times
+        // must be the fast path's (wu here, which has both).
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/analytical/");
+        let text = std::fs::read_to_string(format!("{path}wu2019-example.toml")).unwrap();
+        let device = Arc::new(catalogue::find("Tesla K40").unwrap().clone());
+        let workload = Workload::Inputs {
+            name: "wu".into(),
+            origin: "wu2019-example.toml".into(),
+            text,
+        };
+        let axes = ["threads_per_block".to_string(), "n_b".to_string()];
+        let cx = Context {
+            model: ModelId::Wu,
+            workload: &workload,
+            device: Some(&device),
+            axes: &axes,
+            first_values: &[128.0, 64.0],
+            t_p_us: None,
+            t_m_cycles: None,
+            calibration: None,
+        };
+        let fast = prepare_analytical::<WuInputs>(&cx).unwrap();
+        let generic = prepare_generic(&cx).unwrap();
+        let mut scratch = Scratch::default();
+        for point in [[128.0, 64.0], [256.0, 1000.0], [1024.0, 13.0]] {
+            let a = fast
+                .evaluator
+                .evaluate(&point, &mut scratch)
+                .unwrap()
+                .time_us;
+            let b = generic
+                .evaluator
+                .evaluate(&point, &mut scratch)
+                .unwrap()
+                .time_us;
+            assert!((a - b).abs() <= 1e-9 * a, "{point:?}: {a} vs {b}");
+        }
+        // A model the registry knows but MODELS does not list gets the generic entry.
+        assert_eq!(find("lslag").unwrap().id, ModelId::Lslag);
+        assert!(find("nope").is_err());
     }
 }

@@ -168,32 +168,32 @@ impl Space {
         let mut fp = Fnv::new();
         if spec.models.is_empty() {
             return Err(Error::missing(
-                "--model",
-                "give at least one model to sweep (e.g. --model wu)",
+                "model",
+                "give at least one model to sweep (e.g. `model` wu)",
             ));
         }
         let mut models: Vec<&'static str> = Vec::new();
         for m in &spec.models {
             for name in m.split(',').map(str::trim).filter(|s| !s.is_empty()) {
                 let entry = registry::find(name)?;
-                if !models.contains(&entry.name) {
-                    models.push(entry.name);
+                if !models.contains(&entry.name()) {
+                    models.push(entry.name());
                 }
             }
         }
         // Parameter axes.
         let mut axes: Vec<Axis> = Vec::new();
         for text in &spec.params {
-            let axis = parse_axis(text, "--param")?;
+            let axis = parse_axis(text, "param")?;
             if axis.values.is_empty() {
                 return Err(Error::invalid(
-                    format!("--param {}", axis.name),
+                    format!("param {}", axis.name),
                     "has no values",
                 ));
             }
             if axes.iter().any(|a| a.name.eq_ignore_ascii_case(&axis.name)) {
                 return Err(Error::invalid(
-                    format!("--param {}", axis.name),
+                    format!("param {}", axis.name),
                     "is given twice; give all its values in one flag (e.g. n=64,128)",
                 ));
             }
@@ -214,8 +214,8 @@ impl Space {
         for given in &spec.inputs {
             let text_path = given.to_string_lossy();
             let (only, path) = match text_path.split_once('=') {
-                Some((m, p)) if registry::MODELS.iter().any(|e| e.name == m) => {
-                    (Some(registry::find(m)?.name), PathBuf::from(p))
+                Some((m, p)) if m.parse::<crate::model::ModelId>().is_ok() => {
+                    (Some(registry::find(m)?.name()), PathBuf::from(p))
                 }
                 _ => (None, given.clone()),
             };
@@ -239,7 +239,7 @@ impl Space {
             fp.add(g.text.as_bytes());
             fp.add(b"trace");
             inputs.push((
-                Some(registry::find("trace")?.name),
+                Some(registry::find("trace")?.name()),
                 Workload::Inputs {
                     name: g.name.clone(),
                     origin: g.origin.clone(),
@@ -270,9 +270,9 @@ impl Space {
             let cals = calibrations_for(m).len();
             if cals == 0 {
                 return Err(Error::missing(
-                    "--calibration",
+                    "calibration",
                     format!(
-                        "no calibration on the axis is for model {m}; add `--calibration none` to run it uncalibrated"
+                        "no calibration on the axis is for model {m}; add ``calibration` none` to run it uncalibrated"
                     ),
                 ));
             }
@@ -285,9 +285,9 @@ impl Space {
                 let entry = registry::find(m)?;
                 return Err(Error::missing(
                     if registry::takes_kernels(m) {
-                        "--kernel"
+                        "kernel"
                     } else {
-                        "--inputs"
+                        "inputs"
                     },
                     format!("model {m} needs {}", entry.takes),
                 ));
@@ -297,9 +297,9 @@ impl Space {
         let total = cell_count.saturating_mul(points_per_cell);
         if total > max_points {
             return Err(Error::invalid(
-                "--max-points",
+                "max_points",
                 format!(
-                    "the space has {total} points ({cell_count} model/kernel/device cells x {points_per_cell} parameter points), more than the limit of {max_points}; narrow it or raise --max-points"
+                    "the space has {total} points ({cell_count} model/kernel/device cells x {points_per_cell} parameter points), more than the limit of {max_points}; narrow it or raise `max_points`"
                 ),
             ));
         }
@@ -323,6 +323,7 @@ impl Space {
                 for d in device_list {
                     for cal in calibrations_for(m) {
                         let cx = Context {
+                            model: entry.id,
                             workload: w,
                             device: d,
                             axes: &names,
@@ -336,7 +337,7 @@ impl Space {
                             *u |= *p;
                         }
                         cells.push(Cell {
-                            model: entry.name,
+                            model: entry.name(),
                             kernel: w.name().to_string(),
                             device: d.map_or_else(|| "none".to_string(), |d| d.name.clone()),
                             sm_count: d.map_or(f64::NAN, |d| f64::from(d.sm_count)),
@@ -350,7 +351,7 @@ impl Space {
         }
         if let Some(i) = used.iter().position(|u| !u) {
             return Err(Error::invalid(
-                format!("--param {}", axes[i].name),
+                format!("param {}", axes[i].name),
                 format!(
                     "no model of the sweep ({}) reads a parameter of this name",
                     models.join(", ")
@@ -468,7 +469,7 @@ fn load_calibrations(
         let model = calibration.model.name();
         if !models.contains(&model) {
             return Err(Error::invalid(
-                "--calibration",
+                "calibration",
                 format!(
                     "{origin} calibrates {model}, not a model of this sweep ({})",
                     models.join(", ")
@@ -480,7 +481,7 @@ fn load_calibrations(
             .map_or_else(|| origin.clone(), |s| s.to_string_lossy().into_owned());
         if out.iter().flatten().any(|c| c.name == name) {
             return Err(Error::invalid(
-                "--calibration",
+                "calibration",
                 format!(
                     "two calibrations are named `{name}`; rename one (the column shows file stems)"
                 ),
@@ -576,7 +577,7 @@ pub fn parse_condition(text: &str) -> Option<Result<Condition>> {
         .any(|f| f.split(' ').next() == Some(field.as_str()));
     if !known {
         return Some(Err(Error::invalid(
-            "--device",
+            "device",
             format!(
                 "`{field}` in filter `{text}` is not a device field; filters can test: {}",
                 FILTER_FIELDS.join(", ")
@@ -585,7 +586,7 @@ pub fn parse_condition(text: &str) -> Option<Result<Condition>> {
     }
     if value.is_empty() {
         return Some(Err(Error::invalid(
-            "--device",
+            "device",
             format!("filter `{text}` has no value after `{sym}`"),
         )));
     }
@@ -602,7 +603,7 @@ impl Condition {
     pub fn matches(&self, d: &Device) -> Result<bool> {
         let bad = |what: &str| {
             Error::invalid(
-                "--device",
+                "device",
                 format!(
                     "`{}` in the filter on {} is not {what}",
                     self.value, self.field
@@ -660,7 +661,7 @@ impl Condition {
             "registers_per_sm" => num(f64::from(l.registers_per_sm)),
             "shared_memory_per_sm_bytes" => num(f64::from(l.shared_memory_per_sm_bytes)),
             other => Err(Error::invalid(
-                "--device",
+                "device",
                 format!("`{other}` is not a device field"),
             )),
         }
@@ -689,7 +690,7 @@ pub fn resolve_devices(
             .filter(|s| !s.is_empty())
             .collect();
         if parts.is_empty() {
-            return Err(Error::invalid("--device", "an empty device item"));
+            return Err(Error::invalid("device", "an empty device item"));
         }
         let mut conditions = Vec::new();
         let mut names = Vec::new();
@@ -701,9 +702,9 @@ pub fn resolve_devices(
         }
         if !conditions.is_empty() && !names.is_empty() {
             return Err(Error::invalid(
-                "--device",
+                "device",
                 format!(
-                    "`{item}` mixes device names and filter conditions; give them as separate --device flags"
+                    "`{item}` mixes device names and filter conditions; give them as separate `device` flags"
                 ),
             ));
         }
@@ -724,7 +725,7 @@ pub fn resolve_devices(
             }
             if matched == 0 {
                 return Err(Error::invalid(
-                    "--device",
+                    "device",
                     format!("no catalogue device matches the filter `{item}`"),
                 ));
             }

@@ -72,7 +72,7 @@ impl Format {
             "csv" => Ok(Format::Csv),
             "jsonl" | "ndjson" | "json-lines" => Ok(Format::Jsonl),
             other => Err(Error::invalid(
-                "--format",
+                "format",
                 format!("`{other}` is not an output format; use csv or jsonl"),
             )),
         }
@@ -516,14 +516,14 @@ fn resume_state(
     let c: Checkpoint = serde_json::from_str(&text).map_err(|e| {
         Error::file(
             checkpoint,
-            format!("is not a sweep checkpoint ({e}); delete it or drop --resume"),
+            format!("is not a sweep checkpoint ({e}); delete it or drop `resume`"),
         )
     })?;
     if c.fingerprint != fingerprint {
         return Err(Error::invalid(
-            "--resume",
+            "resume",
             format!(
-                "the checkpoint {} belongs to a different sweep (other models, devices, parameters or format); delete it or drop --resume",
+                "the checkpoint {} belongs to a different sweep (other models, devices, parameters or format); delete it or drop `resume`",
                 checkpoint.display()
             ),
         ));

@@ -338,7 +338,7 @@ pub fn fit(samples: &[Sample], options: &FitOptions, source: &Path) -> Result<Fi
         return Err(Error::file(
             source,
             format!(
-                "{} sample(s) leave {} training row(s) with --test-fraction {}; fitting {} \
+                "{} sample(s) leave {} training row(s) with `test_fraction` {}; fitting {} \
                  parameters per element needs at least {} training rows",
                 samples.len(),
                 split.train.len(),

@@ -91,7 +91,7 @@ pub struct Split {
 pub fn train_test_split(n: usize, test_fraction: f64, seed: u64) -> Result<Split> {
     if !(0.0..1.0).contains(&test_fraction) {
         return Err(Error::invalid(
-            "--test-fraction",
+            "test_fraction",
             format!("must be at least 0 and below 1, got {test_fraction}"),
         ));
     }

@@ -1,6 +1,6 @@
 //! The `trace` model's rows for calibration and evaluation: measured launches of one kernel
-//! named by a PTX kernel file (the sweep's format, `explore::trace_cell`), each emulated once per
-//! distinct (device, grid, block, arguments) and simulated again for every parameter vector.
+//! named by a PTX kernel file (`emulate::kernel_file`, the sweep's format), each emulated once per
+//! distinct (grid, block, arguments) and simulated again for every device and parameter vector.
 //!
 //! Free parameters (see `calibrate::param_specs`): a scale on the DRAM latency and one on the L2
 //! hit latency of the device's latency table (`data/latencies.toml`), and a launch overhead in
@@ -8,7 +8,7 @@
 //! (as `trace_sim`).
 //!
 //! What it does NOT do: read files (the caller passes the kernel file's text; the PTX and
-//! resource report it names are read by `explore::trace_cell`), or change any latency besides
+//! resource report it names are read by `emulate::kernel_file`), or change any latency besides
 //! DRAM and L2 (the L1 hit, shared and arithmetic latencies stay the table's).
 
 use std::collections::HashMap;
@@ -17,57 +17,10 @@ use std::sync::{Arc, Mutex, OnceLock};
 use super::measurements::{Dim3, Measurement};
 use crate::device::latencies::Resolved as LatencyTable;
 use crate::device::Device;
-use crate::emulate::{Emulation, LaunchDims};
-use crate::error::Result;
-use crate::explore::trace_cell::LoadedKernelFile;
-use crate::model::trace_sim::{self, KernelResources};
+use crate::emulate::kernel_file::KernelFile;
+use crate::emulate::Emulation;
+use crate::model::trace_sim::{KernelResources, TraceInputs};
 use crate::workload::params::ParamValues;
-
-/// What the trace model needs about one measured launch.
-#[derive(Clone)]
-pub struct TraceInputs {
-    pub launch: LaunchDims,
-    /// The representative block's emulation (shared by the rows of one launch).
-    pub emulation: Arc<Emulation>,
-    pub resources: KernelResources,
-    pub latencies: Arc<LatencyTable>,
-}
-
-impl PartialEq for TraceInputs {
-    fn eq(&self, other: &Self) -> bool {
-        self.launch == other.launch
-            && Arc::ptr_eq(&self.emulation, &other.emulation)
-            && self.resources == other.resources
-            && self.latencies == other.latencies
-    }
-}
-
-impl std::fmt::Debug for TraceInputs {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TraceInputs")
-            .field("launch", &self.launch)
-            .field("entry", &self.emulation.entry)
-            .field("resources", &self.resources)
-            .finish()
-    }
-}
-
-/// The trace model's time for a launch, µs: uncalibrated (`None`), or with
-/// `[dram_latency_scale, l2_latency_scale, launch_overhead_us]`.
-pub fn trace_time_us(device: &Device, t: &TraceInputs, params: Option<&[f64]>) -> Result<f64> {
-    match params {
-        None => Ok(
-            trace_sim::run_on(device, t.launch, &t.emulation, t.resources, &t.latencies)?.time_us,
-        ),
-        Some(q) => {
-            let mut lat = (*t.latencies).clone();
-            lat.values.dram *= q[0];
-            lat.values.l2_hit *= q[1];
-            let r = trace_sim::run_on(device, t.launch, &t.emulation, t.resources, &lat)?;
-            Ok(r.time_us + q[2])
-        }
-    }
-}
 
 /// A PTX kernel file's text and where it came from (relative paths inside resolve against it).
 #[derive(Debug, Clone)]
@@ -76,14 +29,16 @@ pub struct KernelFileSource {
     pub origin: String,
 }
 
-type EmulationKey = (usize, [u32; 3], [u32; 3], Vec<crate::emulate::KernelArg>);
+type EmulationKey = ([u32; 3], [u32; 3], Vec<crate::emulate::KernelArg>);
 type EmulationCell = Arc<OnceLock<std::result::Result<Arc<Emulation>, String>>>;
 
-/// Builds [`TraceInputs`] for measurements: the kernel file loaded once per device, each distinct
-/// launch emulated once.
+/// Builds [`TraceInputs`] for measurements: the kernel file loaded once, each distinct launch
+/// emulated once (the emulation does not depend on the device).
 pub struct TraceRowBuilder {
-    /// Per device index: the loaded file and its latency table, or why it cannot be loaded.
-    files: Vec<std::result::Result<(LoadedKernelFile, Arc<LatencyTable>), String>>,
+    /// The loaded file, or why it cannot be loaded.
+    file: std::result::Result<KernelFile, String>,
+    /// Per device index: its latency table, or why there is none.
+    latencies: Vec<std::result::Result<Arc<LatencyTable>, String>>,
     emulations: Mutex<HashMap<EmulationKey, EmulationCell>>,
 }
 
@@ -110,34 +65,29 @@ pub fn row_params(m: &Measurement) -> ParamValues {
 }
 
 impl TraceRowBuilder {
-    /// Loads `source` for each of `devices`; `names` are the parameter names of the rows.
-    pub fn new(source: &KernelFileSource, devices: &[Device], names: &[String]) -> Self {
-        let files = devices
+    /// Loads `source` once, with the latency table of each of `devices`.
+    pub fn new(source: &KernelFileSource, devices: &[Device]) -> Self {
+        let file = KernelFile::load(&source.text, &source.origin).map_err(|e| e.to_string());
+        let latencies = devices
             .iter()
             .map(|d| {
-                let f = LoadedKernelFile::load(
-                    &source.text,
-                    &source.origin,
-                    Arc::new(d.clone()),
-                    names,
-                )
-                .map_err(|e| e.to_string())?;
-                let lat = Arc::new(f.latencies().clone());
-                Ok((f, lat))
+                crate::device::latencies::for_device(d)
+                    .map(Arc::new)
+                    .map_err(|e| e.to_string())
             })
             .collect();
         Self {
-            files,
+            file,
+            latencies,
             emulations: Mutex::new(HashMap::new()),
         }
     }
 
-    /// Notes of loading (assumed registers, reuse) per device index, or the load error.
+    /// Notes of loading (assumed registers, reuse), or the load error, for a device index.
     pub fn notes(&self, device: usize) -> Vec<String> {
-        match self.files.get(device) {
-            Some(Ok((f, _))) => f.notes().to_vec(),
-            Some(Err(e)) => vec![e.clone()],
-            None => Vec::new(),
+        match (&self.file, self.latencies.get(device)) {
+            (Err(e), _) | (Ok(_), Some(Err(e))) => vec![e.clone()],
+            (Ok(f), _) => f.notes.clone(),
         }
     }
 
@@ -148,23 +98,24 @@ impl TraceRowBuilder {
         device: usize,
         m: &Measurement,
     ) -> std::result::Result<TraceInputs, String> {
-        let (file, lat) = match self.files.get(device) {
-            Some(Ok(f)) => f,
+        let file = self.file.as_ref().map_err(|e| e.clone())?;
+        let lat = match self.latencies.get(device) {
+            Some(Ok(l)) => l,
             Some(Err(e)) => return Err(e.clone()),
-            None => return Err("no kernel file for the row's device".into()),
+            None => return Err("no latency table for the row's device".into()),
         };
         let short = m.kernel.split('(').next().unwrap_or(&m.kernel).trim();
-        if !short.is_empty() && short != file.entry() {
+        if !short.is_empty() && short != file.entry {
             return Err(format!(
                 "kernel is not the kernel file's entry `{}`",
-                file.entry()
+                file.entry
             ));
         }
         let params = row_params(m);
         let (launch, args) = file
             .launch(&params, dims(m.grid)?, dims(m.block)?)
             .map_err(|e| super::calibrate::short_msg(&e))?;
-        let key = (device, launch.grid, launch.block, args.clone());
+        let key = (launch.grid, launch.block, args.clone());
         let cell = {
             let mut map = self
                 .emulations
@@ -174,15 +125,16 @@ impl TraceRowBuilder {
         };
         let em = cell
             .get_or_init(|| {
-                file.emulate(launch, args)
+                file.representative(launch, args)
                     .map_err(|e| super::calibrate::short_msg(&e))
             })
             .clone()?;
         Ok(TraceInputs {
             launch,
             emulation: em,
-            resources: file.resources(),
+            resources: KernelResources::of_file(file),
             latencies: lat.clone(),
+            simulated: None,
         })
     }
 
@@ -196,8 +148,9 @@ impl TraceRowBuilder {
 mod tests {
     use super::*;
     use crate::fit::calibrate::{
-        calibrate, param_specs, predict_row, prepare_with, CalibrateOptions, Model, Scope,
+        calibrate, params_of, predict_row, prepare_with, CalibrateOptions, Scope,
     };
+    use crate::model::{Inputs, ModelId};
 
     fn source() -> KernelFileSource {
         let origin = concat!(
@@ -234,33 +187,30 @@ mod tests {
         let mut other = ms[0].clone();
         other.kernel = "vector_add".into();
         ms.push(other);
-        let p = prepare_with(&ms, Model::Trace, None, Some(&src)).unwrap();
+        let p = prepare_with(&ms, ModelId::Trace, None, Some(&src)).unwrap();
         assert_eq!(p.rows.len(), 16, "{:?}", p.skipped);
         assert_eq!(p.skipped.values().sum::<usize>(), 1);
         let (a, b) = match (&p.rows[0].inputs, &p.rows[15].inputs) {
-            (
-                crate::fit::calibrate::RowInputs::Trace(a),
-                crate::fit::calibrate::RowInputs::Trace(b),
-            ) => (a, b),
+            (Inputs::Trace(a), Inputs::Trace(b)) => (a, b),
             _ => panic!("trace rows"),
         };
         assert!(Arc::ptr_eq(&a.emulation, &b.emulation));
         // Unit parameters and no overhead: the uncalibrated model exactly.
         let d = &p.devices[0];
-        let t0 = predict_row(Model::Trace, d, &p.rows[3], None).unwrap();
-        let t1 = predict_row(Model::Trace, d, &p.rows[3], Some(&[1.0, 1.0, 0.0])).unwrap();
+        let t0 = predict_row(ModelId::Trace, d, &p.rows[3], None).unwrap();
+        let t1 = predict_row(ModelId::Trace, d, &p.rows[3], Some(&[1.0, 1.0, 0.0])).unwrap();
         assert_eq!(t0, t1);
         // The overhead is added as it is.
-        let t2 = predict_row(Model::Trace, d, &p.rows[3], Some(&[1.0, 1.0, 2.5])).unwrap();
+        let t2 = predict_row(ModelId::Trace, d, &p.rows[3], Some(&[1.0, 1.0, 2.5])).unwrap();
         assert!((t2 - t0 - 2.5).abs() < 1e-9);
         // A longer DRAM latency never makes the kernel faster.
-        let t3 = predict_row(Model::Trace, d, &p.rows[12], Some(&[3.0, 1.0, 0.0])).unwrap();
-        let t4 = predict_row(Model::Trace, d, &p.rows[12], None).unwrap();
+        let t3 = predict_row(ModelId::Trace, d, &p.rows[12], Some(&[3.0, 1.0, 0.0])).unwrap();
+        let t4 = predict_row(ModelId::Trace, d, &p.rows[12], None).unwrap();
         assert!(t3 > t4, "{t3} vs {t4}");
         // Without a kernel file every row is left out, with the reason.
-        let none = prepare_with(&ms, Model::Trace, None, None).unwrap();
+        let none = prepare_with(&ms, ModelId::Trace, None, None).unwrap();
         assert!(none.rows.is_empty());
-        assert!(none.skipped.keys().any(|k| k.contains("--kernel-file")));
+        assert!(none.skipped.keys().any(|k| k.contains("`kernel_file`")));
     }
 
     #[test]
@@ -268,26 +218,26 @@ mod tests {
         let src = source();
         let truth = [1.6, 0.7, 4.0];
         let mut ms = rows();
-        let p = prepare_with(&ms, Model::Trace, None, Some(&src)).unwrap();
+        let p = prepare_with(&ms, ModelId::Trace, None, Some(&src)).unwrap();
         assert_eq!(p.rows.len(), ms.len(), "{:?}", p.skipped);
         for (r, m) in p.rows.iter().zip(ms.iter_mut()) {
-            m.time_us = predict_row(Model::Trace, &p.devices[r.device], r, Some(&truth)).unwrap();
+            m.time_us = predict_row(ModelId::Trace, &p.devices[r.device], r, Some(&truth)).unwrap();
         }
-        let p = prepare_with(&ms, Model::Trace, None, Some(&src)).unwrap();
+        let p = prepare_with(&ms, ModelId::Trace, None, Some(&src)).unwrap();
         let opts = CalibrateOptions {
             scope: Scope::Kernel,
             folds: 3,
             bootstrap: 0,
             ..CalibrateOptions::default()
         };
-        let c = calibrate(Model::Trace, &p, &opts, "synthetic").unwrap();
+        let c = calibrate(ModelId::Trace, &p, &opts, "synthetic").unwrap();
         let g = &c.groups[0];
-        for (s, t) in param_specs(Model::Trace).iter().zip(truth) {
+        for (s, t) in params_of(ModelId::Trace).iter().zip(truth) {
             eprintln!("{} = {} (truth {t})", s.name, g.params[s.name]);
         }
         eprintln!("train {} cv {:?}", g.mape_train, g.mape_cv);
         // The DRAM latency scale and the launch overhead are identified by these rows.
-        let q: Vec<f64> = param_specs(Model::Trace)
+        let q: Vec<f64> = params_of(ModelId::Trace)
             .iter()
             .map(|s| g.params[s.name])
             .collect();
@@ -296,7 +246,7 @@ mod tests {
         // The L2 latency is hidden on dwt_matrix (its L2 hits overlap other work), so only
         // the times it produces are checked: equal to the truth's on every row.
         for r in &p.rows {
-            let a = predict_row(Model::Trace, &p.devices[0], r, Some(&q)).unwrap();
+            let a = predict_row(ModelId::Trace, &p.devices[0], r, Some(&q)).unwrap();
             assert!(
                 (a / r.measured_us - 1.0).abs() < 1e-9,
                 "{a} vs {}",

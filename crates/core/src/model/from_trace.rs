@@ -13,11 +13,18 @@
 
 use std::collections::HashMap;
 
-use crate::device::latencies::Latencies;
+use std::sync::Arc;
+
+use crate::device::latencies::{Latencies, Resolved as LatencyTable};
 use crate::device::Device;
 use crate::emulate::{Emulation, NO_REG};
+use crate::error::{Error, Result};
 use crate::memory::cache::CacheResult;
+use crate::model::puchala::{KernelSpec, PuchalaInputs};
+use crate::model::trace_sim::{self, KernelResources, TraceRun};
+use crate::model::Prediction;
 use crate::workload::analytical::{HongKimInputs, MwpCwpInputs, RepRounding, SyncFactor, WuInputs};
+use crate::workload::params::ParamValues;
 use crate::workload::program::{Op, Program};
 use crate::workload::trace::{LatencyClass, MemSpace, TraceOp, WarpTrace};
 
@@ -424,70 +431,46 @@ pub fn puchala_program(w: &WarpTrace, load_cycles: f64, store_cycles: f64) -> Pr
     Program { ops }
 }
 
-/// The models `predict --ptx` can run, in the order `--model all` runs them.
-pub const PTX_MODELS: &[&str] = &["trace", "mwp-cwp", "hong-kim", "wu", "puchala"];
-
-/// Free parameters and resources for [`predict_models`].
+/// Free parameters and resources of a PTX launch for the models.
 #[derive(Debug, Clone, Default)]
 pub struct PtxRequest {
-    /// From a ptxas / NVRTC / cuobjdump report, when given.
-    pub resources: Option<crate::ptx::resources::KernelResources>,
-    /// puchala2022 `t_p` (microseconds) and `t_m` (cycles); else the device profile's entry for
-    /// a kernel of the same name.
+    /// The compiler's resource report for the kernel (registers, shared memory, spills).
+    pub resources: Option<kerneltime_ptx::resources::KernelResources>,
+    /// puchala2022's `t_p` and `t_m`, when given (else the device profile's).
     pub t_p_us: Option<f64>,
     pub t_m_cycles: Option<f64>,
 }
 
-/// A model that could not run on this kernel.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct ModelError {
-    pub model: String,
-    pub error: String,
-}
-
-/// The spread of the models' times: the uncertainty band.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct Band {
-    pub min_us: f64,
-    pub max_us: f64,
-    pub geometric_mean_us: f64,
-    /// max / min.
-    pub spread_ratio: f64,
-    pub models: usize,
-}
-
-/// Every requested model on one kernel launch.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct ModelsReport {
-    pub entry: String,
-    pub device: String,
-    pub launch: crate::emulate::LaunchDims,
+/// An emulated PTX launch simulated once by the trace model, with everything every other model
+/// derives its inputs from (`registry::Source::Ptx`).
+#[derive(Debug, Clone)]
+pub struct PtxFigures {
+    pub emulation: Arc<Emulation>,
+    pub latencies: LatencyTable,
+    /// Registers and shared memory per block used for occupancy.
+    pub resources: KernelResources,
+    /// The compiler's report, when given (spills).
+    pub report: Option<kerneltime_ptx::resources::KernelResources>,
+    /// The trace model's uncalibrated prediction.
+    pub trace: Prediction,
+    pub run: TraceRun,
     pub mix: TraceMix,
-    pub predictions: Vec<crate::model::Prediction>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub errors: Vec<ModelError>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub band: Option<Band>,
+    pub launch: LaunchFigures,
+    pub t_p_us: Option<f64>,
+    pub t_m_cycles: Option<f64>,
+    /// Assumptions of the launch (defaulted registers) and the emulation's notes.
     pub notes: Vec<String>,
 }
 
-/// Runs `models` on an emulated launch. With one model its error is returned; with several,
-/// failures are listed in `errors` and the others still run.
-pub fn predict_models(
-    device: &Device,
-    em: &Emulation,
-    models: &[&str],
-    req: &PtxRequest,
-) -> crate::error::Result<ModelsReport> {
-    use crate::error::Error;
-    use crate::model::{hong_kim as hk, mwp_cwp as mc, trace_sim, wu as wm};
+/// Simulates an emulated launch once and derives the per-warp mix and launch figures.
+pub fn figures(device: &Device, em: Arc<Emulation>, req: &PtxRequest) -> Result<PtxFigures> {
     let lat = crate::device::latencies::for_device(device)?;
     let mut notes = Vec::new();
     let registers = match req.resources.as_ref().and_then(|r| r.registers) {
         Some(r) => r as u32,
         None => {
             notes.push(
-                "no resource report (--resources): 32 registers per thread assumed for occupancy"
+                "no resource report (`resources`): 32 registers per thread assumed for occupancy"
                     .into(),
             );
             32
@@ -498,14 +481,13 @@ pub fn predict_models(
         .as_ref()
         .and_then(|r| r.shared_bytes)
         .unwrap_or(em.shared_bytes_static) as u32;
-    let res = trace_sim::KernelResources {
+    let res = KernelResources {
         registers_per_thread: registers,
         shared_bytes_per_block: shared,
     };
-    // The trace model also gives the cache simulation and occupancy the others use.
-    let (trace_pred, run) = trace_sim::predict(device, em, res, &lat)?;
-    let m = mix(em, &run.cache, &lat.values);
-    let lf = LaunchFigures {
+    let (trace, run) = trace_sim::predict(device, &em, res, &lat)?;
+    let mix = mix(&em, &run.cache, &lat.values);
+    let launch = LaunchFigures {
         blocks: em.launch.blocks() as f64,
         threads_per_block: f64::from(em.launch.threads_per_block()),
         warps_per_block: f64::from(em.launch.warps_per_block()),
@@ -513,194 +495,70 @@ pub fn predict_models(
         registers_per_thread: f64::from(registers),
         shared_bytes_per_block: f64::from(shared),
     };
-    let mut predictions = Vec::new();
-    let mut errors = Vec::new();
-    for &model in models {
-        let one: crate::error::Result<crate::model::Prediction> = match model {
-            "trace" => Ok(trace_pred.clone()),
-            "mwp-cwp" => {
-                let (i, n) = mwp_cwp(device, &m, &lf, &lat.values);
-                mc::predict(&i).map(|r| {
-                    let mut p = r.to_prediction(&device.name, device.cycles_to_us(r.t_exec));
-                    p.notes.extend(n);
-                    p
-                })
-            }
-            "hong-kim" => {
-                let (i, n) = hong_kim(device, &m, &lf, &lat.values);
-                hk::predict(&i).map(|r| {
-                    let mut p = r
-                        .to_prediction(&device.name, device.cycles_to_us(r.exec_cycles_with_synch));
-                    p.notes.extend(n);
-                    p
-                })
-            }
-            "wu" => {
-                let spills = req.resources.as_ref().map(|r| {
-                    (
-                        r.spill_store_bytes.unwrap_or(0),
-                        r.spill_load_bytes.unwrap_or(0),
-                    )
-                });
-                let (i, n) = wu(device, &m, &lf, &lat.values, spills);
-                wm::predict(&i).map(|r| {
-                    let mut p =
-                        r.to_prediction(&device.name, device.cycles_to_us(r.exec_cycles_sm));
-                    p.notes.extend(n);
-                    p
-                })
-            }
-            "puchala" => predict_puchala(device, em, &run, &m, &lat.values, req),
-            other => Err(Error::invalid(
-                "--model",
-                format!(
-                    "`{other}` cannot run from PTX; these can: {}, all",
-                    PTX_MODELS.join(", ")
-                ),
-            )),
-        };
-        match one {
-            Ok(mut p) => {
-                if p.launch.is_none() {
-                    p.launch = trace_pred.launch;
-                }
-                predictions.push(p);
-            }
-            Err(e) if models.len() == 1 => return Err(e),
-            Err(e) => errors.push(ModelError {
-                model: model.to_string(),
-                error: e.to_string(),
-            }),
-        }
-    }
-    let times: Vec<f64> = predictions
-        .iter()
-        .map(|p| p.time_us)
-        .filter(|t| t.is_finite() && *t > 0.0)
-        .collect();
-    let band = (times.len() > 1).then(|| {
-        let min = times.iter().copied().fold(f64::INFINITY, f64::min);
-        let max = times.iter().copied().fold(0.0, f64::max);
-        let g = (times.iter().map(|t| t.ln()).sum::<f64>() / times.len() as f64).exp();
-        Band {
-            min_us: min,
-            max_us: max,
-            geometric_mean_us: g,
-            spread_ratio: max / min,
-            models: times.len(),
-        }
-    });
     notes.extend(em.notes.iter().cloned());
-    Ok(ModelsReport {
-        entry: em.entry.clone(),
-        device: device.name.clone(),
-        launch: em.launch,
-        mix: m,
-        predictions,
-        errors,
-        band,
+    Ok(PtxFigures {
+        emulation: em,
+        latencies: lat,
+        resources: res,
+        report: req.resources.clone(),
+        trace,
+        run,
+        mix,
+        launch,
+        t_p_us: req.t_p_us,
+        t_m_cycles: req.t_m_cycles,
         notes,
     })
 }
 
 /// The device profile key of a kernel: `dwt_matrix` -> `dwt-matrix`; a key that prefixes the
 /// name also matches (`dwt_lattice_stage` -> `dwt-lattice`).
-fn profile_key<'d>(
-    device: &'d Device,
-    entry: &str,
-) -> Option<(&'d String, &'d crate::device::PuchalaParams)> {
+fn profile_key<'d>(device: &'d Device, entry: &str) -> Option<&'d str> {
     let name = entry.replace('_', "-").to_lowercase();
     device
         .puchala
-        .iter()
-        .find(|(k, _)| **k == name)
-        .or_else(|| {
-            device
-                .puchala
-                .iter()
-                .find(|(k, _)| name.starts_with(k.as_str()))
-        })
+        .keys()
+        .find(|k| **k == name)
+        .or_else(|| device.puchala.keys().find(|k| name.starts_with(k.as_str())))
+        .map(String::as_str)
 }
 
-fn predict_puchala(
-    device: &Device,
-    em: &Emulation,
-    run: &crate::model::trace_sim::TraceRun,
-    m: &TraceMix,
-    lat: &Latencies,
-    req: &PtxRequest,
-) -> crate::error::Result<crate::model::Prediction> {
-    use crate::error::Error;
-    use crate::model::puchala::{predict, KernelSpec, Request};
-    let profile = profile_key(device, &em.entry);
-    let mut notes = Vec::new();
-    let t_p = match (req.t_p_us, profile) {
-        (Some(v), _) => v,
-        (None, Some((k, p))) => {
-            notes.push(format!("t_p = {} us from the device profile's puchala.{k} entry", p.t_p_us));
-            p.t_p_us
-        }
-        (None, None) => {
-            return Err(Error::missing(
-                "--t-p",
-                format!("device `{}` has no puchala2022 profile for kernel `{}`; give --t-p US and --t-m CYCLES", device.name, em.entry),
-            ))
-        }
-    };
-    let t_m = match (req.t_m_cycles, profile) {
-        (Some(v), _) => v,
-        (None, Some((k, p))) => {
-            notes.push(format!(
-                "t_m = {} cycles from the device profile's puchala.{k} entry",
-                p.t_m_cycles
-            ));
-            p.t_m_cycles
-        }
-        (None, None) => {
-            return Err(Error::missing(
-                "--t-m",
-                format!(
-                    "device `{}` has no puchala2022 profile for kernel `{}`; give --t-m CYCLES",
-                    device.name, em.entry
-                ),
-            ))
-        }
-    };
+/// puchala2022's inputs from a launch: the kernel program of the representative block's longest
+/// warp (loads at the expected load latency, stores at the L1 latency), the launch as emulated,
+/// `t_p`/`t_m` as given or from the device profile of the kernel's name.
+pub fn puchala_inputs(device: &Device, f: &PtxFigures) -> Result<(PuchalaInputs, Vec<String>)> {
+    let em = &f.emulation;
     let rep = em
         .warps
         .iter()
-        .filter(|w| w.block_linear == run.representative_block)
+        .filter(|w| w.block_linear == f.run.representative_block)
         .max_by_key(|w| w.ops.len())
         .ok_or_else(|| Error::missing("trace", "no warp of the representative block"))?;
-    let program = puchala_program(rep, m.global_load_latency, lat.l1_hit);
-    let spec = KernelSpec {
+    let lat = &f.latencies.values;
+    let program = puchala_program(rep, f.mix.global_load_latency, lat.l1_hit);
+    let notes = vec![format!(
+        "kernel program from the longest warp of block {} ({} ops, loops unrolled by the emulation); loads {:.1} cycles (expected L1/L2/DRAM latency), stores {} cycles",
+        f.run.representative_block,
+        program.ops.len(),
+        f.mix.global_load_latency,
+        lat.l1_hit
+    )];
+    let kernel = KernelSpec {
         name: em.entry.clone(),
         program,
         launch: crate::workload::program::LaunchSpec::default(),
         builtin: None,
     };
-    let params = crate::workload::params::ParamValues::default();
-    let mut p = predict(
-        device,
-        &Request {
-            kernel: &spec,
-            params: &params,
+    Ok((
+        PuchalaInputs {
+            kernel,
+            params: ParamValues::default(),
             launch: Some((em.launch.blocks(), em.launch.threads_per_block())),
-            t_p_us: t_p,
-            t_m_cycles: t_m,
+            t_p_us: f.t_p_us,
+            t_m_cycles: f.t_m_cycles,
+            profile: profile_key(device, &em.entry).map(str::to_string),
+            trace_costs: Some((f.mix.global_load_latency, lat.l1_hit)),
         },
-    )?;
-    p = p
-        .with("program_ops", spec.program.ops.len())
-        .with("load_cycles", m.global_load_latency)
-        .with("store_cycles", lat.l1_hit);
-    notes.push(format!(
-        "kernel program from the longest warp of block {} ({} ops, loops unrolled by the emulation); loads {:.1} cycles (expected L1/L2/DRAM latency), stores {} cycles",
-        run.representative_block,
-        spec.program.ops.len(),
-        m.global_load_latency,
-        lat.l1_hit
-    ));
-    p.notes.extend(notes);
-    Ok(p)
+        notes,
+    ))
 }

@@ -11,6 +11,10 @@
 //! ours, not the paper's. This module does not compute occupancy: `active_blocks_per_sm` is an
 //! input.
 
+use crate::device::Device;
+use crate::model::analytical;
+use crate::model::from_trace;
+use crate::model::registry::{Inputs, Model, ModelId, ParamSpec, Source};
 use serde::Serialize;
 
 use crate::error::Result;
@@ -183,7 +187,7 @@ pub fn predict(i: &HongKimInputs) -> Result<HongKimResult> {
 impl HongKimResult {
     /// The common prediction form; `time_us` comes from the caller's clock conversion.
     pub fn to_prediction(&self, device: &str, time_us: f64) -> Prediction {
-        let mut p = Prediction::new("hong-kim", device, time_us);
+        let mut p = Prediction::new(ModelId::HongKim, device, time_us);
         p.cycles = Some(self.exec_cycles_with_synch);
         if let Ok(serde_json::Value::Object(map)) = serde_json::to_value(self) {
             p.breakdown = map;
@@ -201,6 +205,99 @@ impl HongKimResult {
             );
         }
         p
+    }
+}
+
+/// Applies calibrated parameters (`analytical::PARAMS`; both departure delays take `q[1]`);
+/// the launch overhead is added to the time.
+pub fn apply_params(i: &mut HongKimInputs, q: &[f64]) {
+    i.mem_ld *= q[0];
+    i.departure_del_coal = q[1];
+    i.departure_del_uncoal = q[1];
+    i.issue_cycles *= q[2];
+}
+
+/// Hong and Kim's model in the registry.
+pub struct HongKim;
+
+impl HongKim {
+    fn run(
+        &self,
+        inputs: &Inputs,
+        params: Option<&[f64]>,
+    ) -> Result<(HongKimInputs, HongKimResult)> {
+        let Inputs::HongKim(i) = inputs else {
+            return Err(self.wrong_inputs(inputs));
+        };
+        let mut i = *i;
+        if let Some(q) = params {
+            apply_params(&mut i, q);
+        }
+        let r = predict(&i)?;
+        Ok((i, r))
+    }
+}
+
+impl Model for HongKim {
+    fn id(&self) -> ModelId {
+        ModelId::HongKim
+    }
+    fn summary(&self) -> &'static str {
+        "Hong and Kim, ISCA 2009: MWP/CWP with its three cases and synchronization cost"
+    }
+    fn takes(&self) -> &'static str {
+        "an analytical inputs file, profiler counters or a PTX launch"
+    }
+    fn params(&self) -> &'static [ParamSpec] {
+        analytical::PARAMS
+    }
+    fn inputs(
+        &self,
+        source: &Source<'_>,
+        device: Option<&Device>,
+    ) -> Result<(Inputs, Vec<String>)> {
+        match source {
+            Source::File { text, origin } => {
+                let r = HongKimInputs::from_toml(text, origin, device)?;
+                let mut notes = r.notes;
+                notes.extend(analytical::clock_note(
+                    device,
+                    r.inputs.freq_ghz * 1000.0,
+                    "freq_ghz",
+                ));
+                Ok((Inputs::HongKim(r.inputs), notes))
+            }
+            Source::Counters(c) => Ok((Inputs::HongKim(c.hong_kim), Vec::new())),
+            Source::Ptx(f) => {
+                let d = analytical::need_device(device, "hong-kim from PTX")?;
+                let (i, notes) = from_trace::hong_kim(d, &f.mix, &f.launch, &f.latencies.values);
+                Ok((Inputs::HongKim(i), notes))
+            }
+            _ => Err(self.cannot_read(source)),
+        }
+    }
+    fn predict(
+        &self,
+        device: Option<&Device>,
+        inputs: &Inputs,
+        params: Option<&[f64]>,
+    ) -> Result<Prediction> {
+        let (i, r) = self.run(inputs, params)?;
+        let us = analytical::cycles_to_us(r.exec_cycles_with_synch, device, i.freq_ghz * 1000.0)
+            + analytical::launch_us(params);
+        Ok(r.to_prediction(analytical::device_name(device), us))
+    }
+    fn time_us(
+        &self,
+        device: Option<&Device>,
+        inputs: &Inputs,
+        params: Option<&[f64]>,
+    ) -> Result<f64> {
+        let (i, r) = self.run(inputs, params)?;
+        Ok(
+            analytical::cycles_to_us(r.exec_cycles_with_synch, device, i.freq_ghz * 1000.0)
+                + analytical::launch_us(params),
+        )
     }
 }
 

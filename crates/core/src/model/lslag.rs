@@ -41,6 +41,8 @@
 //! the elements, or know anything about a particular GPU device: LSLAG parameters describe one
 //! application on one platform and come from measurements.
 
+use crate::device::Device;
+use crate::model::registry::{Inputs, Model, ModelId, ParamSpec, Source};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{non_negative, positive, Error, Result};
@@ -164,8 +166,8 @@ impl LslagParams {
     /// The element times at `(gamma, s)` in the set's unit. Errors when `gamma <= 0` or `s < 0`
     /// (or either is not finite).
     pub fn times(&self, gamma: f64, s: f64) -> Result<LslagTimes> {
-        positive("--gamma", gamma)?;
-        non_negative("--s", s)?;
+        positive("gamma", gamma)?;
+        non_negative("s", s)?;
         let t_k = self.gpu.time(gamma, s);
         let t_1 = self.host.time(gamma, s);
         let t_c = self.interconnect.time(gamma, s);
@@ -225,11 +227,7 @@ fn lookup<'a>(what: &str, name: &str, known: &[&'a str]) -> Result<&'a str> {
         .ok_or_else(|| {
             Error::invalid(
                 what,
-                format!(
-                    "unknown {} `{name}`; known: {}",
-                    &what[2..],
-                    known.join(", ")
-                ),
+                format!("unknown {} `{name}`; known: {}", what, known.join(", ")),
             )
         })
 }
@@ -239,8 +237,8 @@ fn lookup<'a>(what: &str, name: &str, known: &[&'a str]) -> Result<&'a str> {
 /// Errors name the unknown platform or application and list the known ones; digital
 /// predistortion on the Mali T628 is not in the paper.
 pub fn builtin(platform: &str, app: &str) -> Result<LslagParams> {
-    let platform = lookup("--platform", platform, BUILTIN_PLATFORMS)?;
-    let app = lookup("--app", app, BUILTIN_APPS)?;
+    let platform = lookup("platform", platform, BUILTIN_PLATFORMS)?;
+    let app = lookup("app", app, BUILTIN_APPS)?;
     let (_, _, v) = TABLE_II
         .iter()
         .find(|(a, p, _)| *a == app && *p == platform)
@@ -250,7 +248,7 @@ pub fn builtin(platform: &str, app: &str) -> Result<LslagParams> {
                 .map(|(a, p, _)| format!("{a} on {p}"))
                 .collect();
             Error::invalid(
-                "--app",
+                "app",
                 format!(
                     "the paper has no parameters for {app} on {platform}; it has: {}",
                     have.join(", ")
@@ -295,7 +293,7 @@ pub fn predict(params: &LslagParams, gamma: f64, s: f64) -> Result<Prediction> {
         .platform
         .clone()
         .unwrap_or_else(|| "unspecified platform".to_string());
-    let mut p = Prediction::new("lslag", &device, t.t_w * f)
+    let mut p = Prediction::new(ModelId::Lslag, &device, t.t_w * f)
         .with("t_w_us", t.t_w * f)
         .with("t_k_us", t.t_k * f)
         .with("t_1_us", t.t_1 * f)
@@ -331,17 +329,114 @@ pub fn predict(params: &LslagParams, gamma: f64, s: f64) -> Result<Prediction> {
     Ok(p)
 }
 
+/// Where the built-in Table II sets come from, for the notes of predictions that use them.
+pub const BUILTIN_NOTE: &str =
+    "parameters from Table II of the LSLAG paper (3 decimals as printed); \
+     the paper does not print their time unit, read here as microseconds";
+
 /// [`predict`] with a built-in Table II set ([`builtin`]), noting where the numbers come from.
 pub fn predict_builtin(platform: &str, app: &str, gamma: f64, s: f64) -> Result<Prediction> {
     let params = builtin(platform, app)?;
     let mut p = predict(&params, gamma, s)?;
-    p.notes.insert(
-        0,
-        "parameters from Table II of the LSLAG paper (3 decimals as printed); the paper does not \
-         print their time unit, read here as microseconds"
-            .into(),
-    );
+    p.notes.insert(0, BUILTIN_NOTE.into());
     Ok(p)
+}
+
+/// LSLAG's inputs: the parallelism factor and the input size, with the platform's parameters
+/// (built-in or fitted) when the model runs uncalibrated.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LslagInputs {
+    pub gamma: f64,
+    pub s: f64,
+    pub params: Option<LslagParams>,
+}
+
+/// LSLAG's calibration parameters: the GPU element's `alpha` and `beta`,
+/// `t = (alpha / gamma + beta) * s` (µs), fitted by NNLS.
+pub const PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        name: "alpha_us",
+        lower: 0.0,
+        upper: f64::MAX,
+        start: 0.0,
+    },
+    ParamSpec {
+        name: "beta_us",
+        lower: 0.0,
+        upper: f64::MAX,
+        start: 0.0,
+    },
+];
+
+/// LSLAG in the model registry.
+pub struct Lslag;
+
+impl Model for Lslag {
+    fn id(&self) -> ModelId {
+        ModelId::Lslag
+    }
+    fn summary(&self) -> &'static str {
+        "Payvar et al.: linear model of architecture with a parallelism factor (NNLS-fitted)"
+    }
+    fn takes(&self) -> &'static str {
+        "gamma and s, with a platform's parameters (built-in or fitted) or a calibration"
+    }
+    fn params(&self) -> &'static [ParamSpec] {
+        PARAMS
+    }
+    fn inputs(
+        &self,
+        source: &Source<'_>,
+        _device: Option<&Device>,
+    ) -> Result<(Inputs, Vec<String>)> {
+        match source {
+            Source::Lslag { gamma, s, params } => {
+                positive("gamma", *gamma)?;
+                non_negative("s", *s)?;
+                Ok((
+                    Inputs::Lslag(LslagInputs {
+                        gamma: *gamma,
+                        s: *s,
+                        params: params.cloned(),
+                    }),
+                    Vec::new(),
+                ))
+            }
+            _ => Err(self.cannot_read(source)),
+        }
+    }
+    fn predict(
+        &self,
+        device: Option<&Device>,
+        inputs: &Inputs,
+        params: Option<&[f64]>,
+    ) -> Result<Prediction> {
+        let Inputs::Lslag(i) = inputs else {
+            return Err(self.wrong_inputs(inputs));
+        };
+        match (params, &i.params) {
+            (Some(q), _) => {
+                let name = device.map_or("unspecified platform", |d| d.name.as_str());
+                Ok(Prediction::new(ModelId::Lslag, name, (q[0] / i.gamma + q[1]) * i.s))
+            }
+            (None, Some(p)) => predict(p, i.gamma, i.s),
+            (None, None) => Err(Error::missing(
+                "calibration",
+                "lslag has no uncalibrated form without a platform's parameters: give a calibration (alpha, beta) from `kerneltime calibrate --model lslag`",
+            )),
+        }
+    }
+    fn time_us(
+        &self,
+        device: Option<&Device>,
+        inputs: &Inputs,
+        params: Option<&[f64]>,
+    ) -> Result<f64> {
+        match (inputs, params) {
+            (Inputs::Lslag(i), Some(q)) => Ok((q[0] / i.gamma + q[1]) * i.s),
+            _ => self.predict(device, inputs, params).map(|p| p.time_us),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 //! inputs give the same prediction. A model that lacks an input returns `Error::MissingInput`
 //! naming it; any default it does use is listed in the prediction's `notes`.
 
+pub mod analytical;
 pub mod from_trace;
 pub mod hong_kim;
 pub mod lsla;
@@ -11,6 +12,7 @@ pub mod lslag;
 pub mod microbench;
 pub mod mwp_cwp;
 pub mod puchala;
+pub mod registry;
 pub mod roofline;
 pub mod trace_sim;
 pub mod wu;
@@ -18,12 +20,13 @@ pub mod wu;
 use serde::Serialize;
 
 use crate::workload::Launch;
+pub use registry::{model, Inputs, Model, ModelId, ParamSpec, Source};
 
 /// What every model returns: the time, how it was reached and what was assumed.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Prediction {
-    /// The model's registry name (`puchala`, `mwp-cwp`, ...).
-    pub model: String,
+    /// The model (serialized as its name: `puchala`, `mwp-cwp`, ...).
+    pub model: ModelId,
     /// The device's name.
     pub device: String,
     /// Predicted time in microseconds.
@@ -45,9 +48,9 @@ pub struct Prediction {
 
 impl Prediction {
     /// A prediction with no breakdown yet.
-    pub fn new(model: &str, device: &str, time_us: f64) -> Self {
+    pub fn new(model: ModelId, device: &str, time_us: f64) -> Self {
         Self {
-            model: model.to_string(),
+            model,
             device: device.to_string(),
             time_us,
             cycles: None,

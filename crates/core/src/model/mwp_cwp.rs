@@ -7,6 +7,10 @@
 //! does not convert cycles to time; the caller does that with the device clock. The serial term
 //! `W_serial` (eq 4.7) is an input, 0 for the thesis' stencil.
 
+use crate::device::Device;
+use crate::model::analytical;
+use crate::model::from_trace;
+use crate::model::registry::{Inputs, Model, ModelId, ParamSpec, Source};
 use serde::Serialize;
 
 use crate::error::Result;
@@ -123,7 +127,7 @@ pub fn predict(i: &MwpCwpInputs) -> Result<MwpCwpResult> {
 impl MwpCwpResult {
     /// The common prediction form; `time_us` comes from the caller's clock conversion.
     pub fn to_prediction(&self, device: &str, time_us: f64) -> Prediction {
-        let mut p = Prediction::new("mwp-cwp", device, time_us);
+        let mut p = Prediction::new(ModelId::MwpCwp, device, time_us);
         p.cycles = Some(self.t_exec);
         if let Ok(serde_json::Value::Object(map)) = serde_json::to_value(self) {
             p.breakdown = map;
@@ -134,6 +138,94 @@ impl MwpCwpResult {
             "compute"
         };
         p.with("bound", bound)
+    }
+}
+
+/// Applies calibrated parameters (DRAM latency scale, departure delay, arithmetic latency
+/// scale; `analytical::PARAMS`) to the inputs; the launch overhead is added to the time.
+pub fn apply_params(i: &mut MwpCwpInputs, q: &[f64]) {
+    i.dram_lat *= q[0];
+    i.departure_delay = q[1];
+    i.avg_inst_lat *= q[2];
+}
+
+/// MWP-CWP in the model registry.
+pub struct MwpCwp;
+
+impl Model for MwpCwp {
+    fn id(&self) -> ModelId {
+        ModelId::MwpCwp
+    }
+    fn summary(&self) -> &'static str {
+        "Hong and Kim 2009 / Sim et al. 2012 as adapted by Parra Prada 2016: memory and computation warp parallelism"
+    }
+    fn takes(&self) -> &'static str {
+        "an analytical inputs file, profiler counters or a PTX launch"
+    }
+    fn params(&self) -> &'static [ParamSpec] {
+        analytical::PARAMS
+    }
+    fn inputs(
+        &self,
+        source: &Source<'_>,
+        device: Option<&Device>,
+    ) -> Result<(Inputs, Vec<String>)> {
+        match source {
+            Source::File { text, origin } => {
+                let r = MwpCwpInputs::from_toml(text, origin, device)?;
+                let mut notes = r.notes;
+                notes.extend(analytical::clock_note(
+                    device,
+                    r.inputs.freq_ghz * 1000.0,
+                    "freq_ghz",
+                ));
+                Ok((Inputs::MwpCwp(r.inputs), notes))
+            }
+            Source::Counters(c) => Ok((Inputs::MwpCwp(c.mwp_cwp), Vec::new())),
+            Source::Ptx(f) => {
+                let d = analytical::need_device(device, "mwp-cwp from PTX")?;
+                let (i, notes) = from_trace::mwp_cwp(d, &f.mix, &f.launch, &f.latencies.values);
+                Ok((Inputs::MwpCwp(i), notes))
+            }
+            _ => Err(self.cannot_read(source)),
+        }
+    }
+    fn predict(
+        &self,
+        device: Option<&Device>,
+        inputs: &Inputs,
+        params: Option<&[f64]>,
+    ) -> Result<Prediction> {
+        let Inputs::MwpCwp(i) = inputs else {
+            return Err(self.wrong_inputs(inputs));
+        };
+        let mut i = *i;
+        if let Some(q) = params {
+            apply_params(&mut i, q);
+        }
+        let r = predict(&i)?;
+        let us = analytical::cycles_to_us(r.t_exec, device, i.freq_ghz * 1000.0)
+            + analytical::launch_us(params);
+        Ok(r.to_prediction(analytical::device_name(device), us))
+    }
+    fn time_us(
+        &self,
+        device: Option<&Device>,
+        inputs: &Inputs,
+        params: Option<&[f64]>,
+    ) -> Result<f64> {
+        let Inputs::MwpCwp(i) = inputs else {
+            return Err(self.wrong_inputs(inputs));
+        };
+        let mut i = *i;
+        if let Some(q) = params {
+            apply_params(&mut i, q);
+        }
+        let r = predict(&i)?;
+        Ok(
+            analytical::cycles_to_us(r.t_exec, device, i.freq_ghz * 1000.0)
+                + analytical::launch_us(params),
+        )
     }
 }
 

@@ -16,10 +16,11 @@
 //! the prediction's notes. The model knows nothing about occupancy, caches, latency or
 //! instruction mix: it is a lower-bound style baseline for the other models to beat.
 
-use serde::Deserialize;
+use crate::model::analytical;
+use crate::model::registry::{Inputs, Model, ModelId, ParamSpec, Source};
 
 use crate::device::{ComputeCapability, Device};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::model::Prediction;
 
 /// Used when neither the caller nor the latency table gives a sourced launch overhead, µs.
@@ -57,44 +58,7 @@ pub const LAUNCH_OVERHEAD_US: &[(ComputeCapability, f64, &str)] = &[
     ),
 ];
 
-/// What the roofline needs about a kernel.
-#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
-pub struct RooflineInputs {
-    /// Floating-point operations of the whole kernel (an FMA counts 2).
-    pub flops: f64,
-    /// Bytes moved between DRAM and the chip (reads plus writes).
-    pub dram_bytes: f64,
-    /// Launch overhead, µs; the table default when absent.
-    #[serde(default)]
-    pub launch_overhead_us: Option<f64>,
-}
-
-impl RooflineInputs {
-    /// Reads the roofline fields of an inputs TOML file's text (other fields are ignored, so one
-    /// file can serve several models); `origin` names the file in errors.
-    pub fn from_toml(text: &str, origin: &str) -> Result<Self> {
-        #[derive(Deserialize)]
-        struct Raw {
-            flops: Option<f64>,
-            dram_bytes: Option<f64>,
-            launch_overhead_us: Option<f64>,
-        }
-        let raw: Raw = toml::from_str(text).map_err(|e| Error::file(origin, e.message()))?;
-        let need = |v: Option<f64>, name: &str| {
-            v.ok_or_else(|| {
-                Error::missing(
-                    name,
-                    format!("the roofline model needs `{name}` in {origin}"),
-                )
-            })
-        };
-        Ok(Self {
-            flops: need(raw.flops, "flops")?,
-            dram_bytes: need(raw.dram_bytes, "dram_bytes")?,
-            launch_overhead_us: raw.launch_overhead_us,
-        })
-    }
-}
+pub use crate::workload::analytical::RooflineInputs;
 
 /// The launch overhead for a device and where it comes from.
 pub fn default_launch_overhead(device: &Device) -> (f64, String) {
@@ -158,7 +122,7 @@ pub fn predict(device: &Device, inputs: &RooflineInputs) -> Result<Prediction> {
     } else {
         serde_json::Value::Null
     };
-    let mut p = Prediction::new("roofline", &device.name, time_us)
+    let mut p = Prediction::new(ModelId::Roofline, &device.name, time_us)
         .with("compute_us", compute_us)
         .with("memory_us", memory_us)
         .with("launch_us", launch_us)
@@ -175,6 +139,112 @@ pub fn predict(device: &Device, inputs: &RooflineInputs) -> Result<Prediction> {
         .with("dram_bytes", bytes);
     p.notes = notes;
     Ok(p)
+}
+
+/// The roofline's free parameters: compute and memory efficiency (fractions of the peaks) and
+/// the launch overhead, `t = max(compute / e_c, memory / e_m) + t_launch`.
+pub const PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        name: "compute_efficiency",
+        lower: 0.001,
+        upper: 1.0,
+        start: 0.5,
+    },
+    ParamSpec {
+        name: "memory_efficiency",
+        lower: 0.001,
+        upper: 1.0,
+        start: 0.5,
+    },
+    ParamSpec {
+        name: "launch_overhead_us",
+        lower: 0.0,
+        upper: 100.0,
+        start: 3.0,
+    },
+];
+
+/// The calibrated roofline: `max(compute / e_c, memory / e_m) + t_launch`, µs, with the same
+/// bounds as [`predict`] (computed directly: this runs millions of times in a fit).
+pub fn calibrated_us(device: &Device, i: &RooflineInputs, q: &[f64]) -> f64 {
+    let compute_us = device.cycles_to_us(i.flops / peak_fp32_flop_per_cycle(device));
+    let memory_us = i.dram_bytes / (device.memory_bandwidth_gbs * 1e3);
+    (compute_us / q[0]).max(memory_us / q[1]) + q[2]
+}
+
+/// The roofline's full prediction, uncalibrated ([`predict`]) or with calibrated parameters (the
+/// time of [`calibrated_us`], the uncalibrated breakdown).
+pub fn prediction(
+    device: &Device,
+    i: &RooflineInputs,
+    params: Option<&[f64]>,
+) -> Result<Prediction> {
+    let base = predict(device, i)?;
+    let Some(q) = params else {
+        return Ok(base);
+    };
+    let mut p = Prediction::new(ModelId::Roofline, &device.name, calibrated_us(device, i, q));
+    p.breakdown = base.breakdown;
+    Ok(p)
+}
+
+/// The roofline in the model registry.
+pub struct Roofline;
+
+impl Model for Roofline {
+    fn id(&self) -> ModelId {
+        ModelId::Roofline
+    }
+    fn summary(&self) -> &'static str {
+        "baseline: max(compute, memory) + launch overhead"
+    }
+    fn takes(&self) -> &'static str {
+        "flops and DRAM bytes (an inputs file with `flops` and `dram_bytes`) or profiler counters"
+    }
+    fn params(&self) -> &'static [ParamSpec] {
+        PARAMS
+    }
+    fn inputs(
+        &self,
+        source: &Source<'_>,
+        _device: Option<&Device>,
+    ) -> Result<(Inputs, Vec<String>)> {
+        match source {
+            Source::File { text, origin } => Ok((
+                Inputs::Roofline(RooflineInputs::from_toml(text, origin)?),
+                Vec::new(),
+            )),
+            Source::Counters(c) => Ok((Inputs::Roofline(c.roofline), Vec::new())),
+            _ => Err(self.cannot_read(source)),
+        }
+    }
+    fn predict(
+        &self,
+        device: Option<&Device>,
+        inputs: &Inputs,
+        params: Option<&[f64]>,
+    ) -> Result<Prediction> {
+        let Inputs::Roofline(i) = inputs else {
+            return Err(self.wrong_inputs(inputs));
+        };
+        let d = analytical::need_device(device, "the roofline")?;
+        prediction(d, i, params)
+    }
+    fn time_us(
+        &self,
+        device: Option<&Device>,
+        inputs: &Inputs,
+        params: Option<&[f64]>,
+    ) -> Result<f64> {
+        let Inputs::Roofline(i) = inputs else {
+            return Err(self.wrong_inputs(inputs));
+        };
+        let d = analytical::need_device(device, "the roofline")?;
+        match params {
+            Some(q) => Ok(calibrated_us(d, i, q)),
+            None => Ok(predict(d, i)?.time_us),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -10,6 +10,10 @@
 //! (`device::occupancy` has that). `predict` returns cycles of one SM and the transfer time; it does
 //! not turn cycles into time (the caller does, with the device clock).
 
+use crate::device::Device;
+use crate::model::analytical;
+use crate::model::from_trace;
+use crate::model::registry::{Inputs, Model, ModelId, ParamSpec, Source};
 use serde::Serialize;
 
 use crate::error::{Error, Result};
@@ -201,7 +205,7 @@ impl WuResult {
     /// The common prediction form. `gpu_us` is `exec_cycles_sm` converted by the caller's clock
     /// (eq 21); the transfer time is added (eq 22).
     pub fn to_prediction(&self, device: &str, gpu_us: f64) -> Prediction {
-        let mut p = Prediction::new("wu", device, gpu_us + self.transfer_us);
+        let mut p = Prediction::new(ModelId::Wu, device, gpu_us + self.transfer_us);
         p.cycles = Some(self.exec_cycles_sm);
         if let Ok(serde_json::Value::Object(map)) = serde_json::to_value(self) {
             p.breakdown = map;
@@ -212,10 +216,10 @@ impl WuResult {
 
 /// The estimated speedup of a predicted time over a single-thread CPU time (wu2019 section 5).
 pub fn speedup(cpu_time_us: f64, predicted_us: f64) -> Result<f64> {
-    crate::error::positive("--cpu-time-us", cpu_time_us)?;
+    crate::error::positive("cpu_time_us", cpu_time_us)?;
     if !(predicted_us.is_finite() && predicted_us > 0.0) {
         return Err(Error::invalid(
-            "--cpu-time-us",
+            "cpu_time_us",
             format!("the predicted time is {predicted_us} us, so no speedup can be computed"),
         ));
     }
@@ -271,6 +275,102 @@ pub fn best_block(points: &[BlockPoint]) -> Option<(u32, WuResult)> {
             Some((_, b)) if b.exec_cycles_sm <= r.exec_cycles_sm => best,
             _ => Some((t, r)),
         })
+}
+
+/// Applies calibrated parameters (`analytical::PARAMS`) to wu2019's inputs; the launch overhead
+/// is added to the time.
+pub fn apply_params(i: &mut WuInputs, q: &[f64]) {
+    i.mem_l_global *= q[0];
+    i.departure_delay = q[1];
+    i.comp_cycles *= q[2];
+}
+
+/// wu2019's model in the registry. Its time is the SM's cycles at the clock plus the CPU-GPU
+/// transfer (eq 21, 22).
+pub struct Wu;
+
+impl Wu {
+    fn run(&self, inputs: &Inputs, params: Option<&[f64]>) -> Result<(WuInputs, WuResult)> {
+        let Inputs::Wu(i) = inputs else {
+            return Err(self.wrong_inputs(inputs));
+        };
+        let mut i = *i;
+        if let Some(q) = params {
+            apply_params(&mut i, q);
+        }
+        let r = predict(&i)?;
+        Ok((i, r))
+    }
+}
+
+impl Model for Wu {
+    fn id(&self) -> ModelId {
+        ModelId::Wu
+    }
+    fn summary(&self) -> &'static str {
+        "Wu et al. 2019: MWP-CWP with registers, shared memory, warp schedulers and CPU-GPU transfers"
+    }
+    fn takes(&self) -> &'static str {
+        "an analytical inputs file, profiler counters or a PTX launch"
+    }
+    fn params(&self) -> &'static [ParamSpec] {
+        analytical::PARAMS
+    }
+    fn inputs(
+        &self,
+        source: &Source<'_>,
+        device: Option<&Device>,
+    ) -> Result<(Inputs, Vec<String>)> {
+        match source {
+            Source::File { text, origin } => {
+                let r = WuInputs::from_toml(text, origin, device)?;
+                let mut notes = r.notes;
+                notes.extend(analytical::clock_note(
+                    device,
+                    r.inputs.freq_mhz,
+                    "freq_mhz",
+                ));
+                Ok((Inputs::Wu(r.inputs), notes))
+            }
+            Source::Counters(c) => Ok((Inputs::Wu(c.wu), Vec::new())),
+            Source::Ptx(f) => {
+                let d = analytical::need_device(device, "wu from PTX")?;
+                let spills = f.report.as_ref().map(|r| {
+                    (
+                        r.spill_store_bytes.unwrap_or(0),
+                        r.spill_load_bytes.unwrap_or(0),
+                    )
+                });
+                let (i, notes) = from_trace::wu(d, &f.mix, &f.launch, &f.latencies.values, spills);
+                Ok((Inputs::Wu(i), notes))
+            }
+            _ => Err(self.cannot_read(source)),
+        }
+    }
+    fn predict(
+        &self,
+        device: Option<&Device>,
+        inputs: &Inputs,
+        params: Option<&[f64]>,
+    ) -> Result<Prediction> {
+        let (i, r) = self.run(inputs, params)?;
+        let gpu_us = analytical::cycles_to_us(r.exec_cycles_sm, device, i.freq_mhz)
+            + analytical::launch_us(params);
+        Ok(r.to_prediction(analytical::device_name(device), gpu_us))
+    }
+    fn time_us(
+        &self,
+        device: Option<&Device>,
+        inputs: &Inputs,
+        params: Option<&[f64]>,
+    ) -> Result<f64> {
+        let (i, r) = self.run(inputs, params)?;
+        Ok(
+            analytical::cycles_to_us(r.exec_cycles_sm, device, i.freq_mhz)
+                + r.transfer_us
+                + analytical::launch_us(params),
+        )
+    }
 }
 
 #[cfg(test)]

@@ -617,7 +617,7 @@ impl<'a> Filler<'a> {
         match self.device {
             None => Err(Error::missing(
                 name,
-                "give it in the analytical inputs file or pick a device with --device",
+                "give it in the analytical inputs file or pick a device with `device`",
             )),
             Some(d) => match from(d) {
                 Some((v, what)) => {
@@ -661,11 +661,16 @@ fn bandwidth(d: &Device) -> Option<(f64, String)> {
 fn micro(d: &Device, bench: &str) -> Option<(f64, String)> {
     let m = d.microbenchmarks.as_ref()?;
     let v = m.representative_cycles(bench)?;
+    // The per-benchmark source (an importer's file and line) when the device file gives one.
+    let source = d
+        .sources
+        .get(&format!("microbenchmarks.{bench}"))
+        .unwrap_or(&m.source);
     Some((
         v,
         format!(
-            "micro-benchmark {bench}, mean over warps {:?}; {}",
-            m.warps, m.source
+            "micro-benchmark {bench}, mean over warps {:?}; {source}",
+            m.warps
         ),
     ))
 }
@@ -698,4 +703,43 @@ fn whole_positive(name: &str, value: f64) -> Result<f64> {
         ));
     }
     Ok(value)
+}
+
+/// What the roofline needs about a kernel.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+pub struct RooflineInputs {
+    /// Floating-point operations of the whole kernel (an FMA counts 2).
+    pub flops: f64,
+    /// Bytes moved between DRAM and the chip (reads plus writes).
+    pub dram_bytes: f64,
+    /// Launch overhead, µs; the table default when absent.
+    #[serde(default)]
+    pub launch_overhead_us: Option<f64>,
+}
+
+impl RooflineInputs {
+    /// Reads the roofline fields of an inputs TOML file's text (other fields are ignored, so one
+    /// file can serve several models); `origin` names the file in errors.
+    pub fn from_toml(text: &str, origin: &str) -> Result<Self> {
+        #[derive(Deserialize)]
+        struct Raw {
+            flops: Option<f64>,
+            dram_bytes: Option<f64>,
+            launch_overhead_us: Option<f64>,
+        }
+        let raw: Raw = toml::from_str(text).map_err(|e| Error::file(origin, e.message()))?;
+        let need = |v: Option<f64>, name: &str| {
+            v.ok_or_else(|| {
+                Error::missing(
+                    name,
+                    format!("the roofline model needs `{name}` in {origin}"),
+                )
+            })
+        };
+        Ok(Self {
+            flops: need(raw.flops, "flops")?,
+            dram_bytes: need(raw.dram_bytes, "dram_bytes")?,
+            launch_overhead_us: raw.launch_overhead_us,
+        })
+    }
 }

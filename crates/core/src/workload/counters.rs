@@ -29,9 +29,9 @@ use serde::Serialize;
 use crate::device::occupancy::{occupancy, BlockResources};
 use crate::device::{microbenchmarks as mb, ComputeCapability, Device};
 use crate::error::{Error, Result};
-use crate::fit::measurements::Measurement;
-use crate::model::roofline::RooflineInputs;
+use crate::workload::analytical::RooflineInputs;
 use crate::workload::analytical::{HongKimInputs, MwpCwpInputs, RepRounding, SyncFactor, WuInputs};
+use crate::workload::measurement::Measurement;
 
 /// Recommended latencies of one architecture, core-clock cycles.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -538,7 +538,7 @@ pub fn inputs(device: &Device, lat: &DeviceLatencies, k: &KernelCounters) -> Res
 mod tests {
     use super::*;
     use crate::device::catalogue;
-    use crate::fit::measurements::{Counters, Dim3};
+    use crate::workload::measurement::{Counters, Dim3};
 
     fn row() -> Measurement {
         let mut m = Measurement::new("k", 100.0, "t.csv", 2);

@@ -5,6 +5,7 @@
 
 pub mod analytical;
 pub mod counters;
+pub mod measurement;
 pub mod params;
 pub mod program;
 pub mod trace;

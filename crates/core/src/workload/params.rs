@@ -64,7 +64,7 @@ impl ParamValues {
             None => Ok(None),
             Some(v) => whole(v).map(Some).ok_or_else(|| {
                 Error::invalid(
-                    format!("--param {name}"),
+                    format!("param {name}"),
                     format!("must be a whole number, got {v}"),
                 )
             }),
@@ -340,7 +340,7 @@ mod tests {
 
     #[test]
     fn single_value_is_not_a_sweep() {
-        let s = ParamSpace::parse_all(&["n=1024", "K=8"], "--param").unwrap();
+        let s = ParamSpace::parse_all(&["n=1024", "K=8"], "param").unwrap();
         assert!(!s.is_sweep());
         let p = s.points();
         assert_eq!(p.len(), 1);
@@ -350,7 +350,7 @@ mod tests {
 
     #[test]
     fn list_and_power_range_make_a_product() {
-        let s = ParamSpace::parse_all(&["n=2^6..2^8", "k=8,10"], "--param").unwrap();
+        let s = ParamSpace::parse_all(&["n=2^6..2^8", "k=8,10"], "param").unwrap();
         assert!(s.is_sweep());
         let p = s.points();
         // 3 values of n (64, 128, 256) times 2 of k, n varying slowest.
@@ -374,17 +374,17 @@ mod tests {
 
     #[test]
     fn integer_range_and_powers() {
-        let a = parse_axis("x=3..5", "--param").unwrap();
+        let a = parse_axis("x=3..5", "param").unwrap();
         assert_eq!(a.values, vec![3.0, 4.0, 5.0]);
         // Steps: 32, 64, ..., 1024 (32 values); the last value need not be reached exactly.
-        let s = parse_axis("t=32..1024:32", "--param").unwrap();
+        let s = parse_axis("t=32..1024:32", "param").unwrap();
         assert_eq!(s.values.len(), 1024 / 32);
         assert_eq!(s.values[1], 64.0);
         assert_eq!(
-            parse_axis("t=1..10:4", "--param").unwrap().values,
+            parse_axis("t=1..10:4", "param").unwrap().values,
             vec![1.0, 5.0, 9.0]
         );
-        let b = parse_axis("x=2^10", "--param").unwrap();
+        let b = parse_axis("x=2^10", "param").unwrap();
         assert_eq!(b.values, vec![1024.0]);
         assert!(!b.is_list);
     }
@@ -405,10 +405,10 @@ mod tests {
             "n=1..10:x",
             "n=2^1..2^4:2",
         ] {
-            let e = parse_axis(bad, "--param").unwrap_err().to_string();
-            assert!(e.starts_with("--param"), "{bad}: {e}");
+            let e = parse_axis(bad, "param").unwrap_err().to_string();
+            assert!(e.starts_with("param"), "{bad}: {e}");
         }
-        let e = ParamSpace::parse_all(&["n=1", "N=2"], "--param").unwrap_err();
+        let e = ParamSpace::parse_all(&["n=1", "N=2"], "param").unwrap_err();
         assert!(e.to_string().contains("twice"));
     }
 

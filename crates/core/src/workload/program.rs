@@ -460,16 +460,16 @@ impl Expr {
             Expr::Name(name) => {
                 let v = params.get(name).ok_or_else(|| {
                     Error::missing(
-                        format!("--param {name}"),
+                        format!("param {name}"),
                         format!(
-                            "{} uses parameter `{name}`; give it with --param {name}=VALUE",
+                            "{} uses parameter `{name}`; give it with `param` {name}=VALUE",
                             what()
                         ),
                     )
                 })?;
                 whole(v).ok_or_else(|| {
                     Error::invalid(
-                        format!("--param {name}"),
+                        format!("param {name}"),
                         format!("must be a whole number for {}, got {v}", what()),
                     )
                 })?
@@ -659,7 +659,7 @@ mod tests {
                 .unwrap();
         let e = f.program.expand(&p(&[("n", 3.0)])).unwrap_err();
         assert!(matches!(e, Error::MissingInput { .. }));
-        assert!(e.to_string().contains("--param m"), "{e}");
+        assert!(e.to_string().contains("param m"), "{e}");
     }
 
     #[test]

@@ -8,7 +8,7 @@
 
 use serde::Serialize;
 
-use crate::ptx::classify::{Class, Space};
+use kerneltime_ptx::classify::{Class, Space};
 
 /// What kind of latency an instruction pays: the key into a latency table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]

@@ -245,9 +245,9 @@ mod tests {
         let (c, l) = limits("8.0");
         for f in [wu2019, wang2019] {
             let e = f(c, &l, &block(0, 0, 0)).unwrap_err().to_string();
-            assert!(e.starts_with("--threads-per-block"), "{e}");
+            assert!(e.starts_with("threads_per_block"), "{e}");
             let e = f(c, &l, &block(32, 256, 0)).unwrap_err().to_string();
-            assert!(e.starts_with("--registers-per-thread"), "{e}");
+            assert!(e.starts_with("registers_per_thread"), "{e}");
         }
     }
 }

@@ -6,7 +6,10 @@
 //! `regs_per_thread`, `static_smem`, `dynamic_smem` (bytes), and the counters
 //! `achieved_occupancy`, `elapsed_cycles_sm`, `active_cycles`, `warps_launched`,
 //! `inst_executed`, `gld_transactions`, `gst_transactions`, `dram_read_transactions`,
-//! `dram_write_transactions`. Empty cells are unknown; other columns are ignored.
+//! `dram_write_transactions` - or their Nsight Compute names (`smsp__inst_executed.sum`,
+//! `dram__sectors_read.sum`, `sm__warps_active.avg.pct_of_peak_sustained_active`, ...), and the
+//! other metrics of [`super::metrics`], in their base units. Empty cells are unknown; other
+//! columns are ignored.
 //!
 //! The app and input sizes become parameters (`app`, `input_size_1`, `input_size_2`).
 //! Shared-memory sizes: the data set's README says that in some Rodinia rows values below 64 are
@@ -15,8 +18,8 @@
 //! not turn counters into model inputs.
 
 use super::{
-    check_time, line_error, number, optional_number, param_value, read_csv, whole, Counters, Dim3,
-    Measurement, Parsed,
+    check_time, line_error, metrics, number, optional_number, param_value, read_csv, whole,
+    Counters, Dim3, Measurement, Parsed,
 };
 use crate::error::Result;
 
@@ -37,18 +40,14 @@ pub(crate) fn parse(text: &str, origin: &str) -> Result<Parsed> {
     let sizes = [col("input_size_1"), col("input_size_2")];
     let regs = col("regs_per_thread");
     let (ssmem, dsmem) = (col("static_smem"), col("dynamic_smem"));
-    let counter_cols: [(&str, Option<usize>); 9] = [
-        "achieved_occupancy",
-        "elapsed_cycles_sm",
-        "active_cycles",
-        "warps_launched",
-        "inst_executed",
-        "gld_transactions",
-        "gst_transactions",
-        "dram_read_transactions",
-        "dram_write_transactions",
-    ]
-    .map(|n| (n, col(n)));
+    // Counter columns: the amaris2018 (nvprof) names, or Nsight Compute metric names.
+    let counter_cols: Vec<(usize, &str)> = table
+        .header
+        .iter()
+        .enumerate()
+        .filter(|(_, h)| metrics::is_mapped(h))
+        .map(|(i, h)| (i, h.as_str()))
+        .collect();
 
     let mut kb_converted = 0usize;
     let mut out = Vec::with_capacity(table.rows.len());
@@ -130,30 +129,11 @@ pub(crate) fn parse(text: &str, origin: &str) -> Result<Parsed> {
                 }
             }
         }
-        for (name, idx) in &counter_cols {
-            let Some(i) = idx else { continue };
+        for (i, name) in &counter_cols {
             let Some(v) = optional_number(cell(*i), name, origin, line, false)? else {
                 continue;
             };
-            if v < 0.0 {
-                return Err(line_error(
-                    origin,
-                    line,
-                    format!("`{name}` must not be negative"),
-                ));
-            }
-            let slot = match *name {
-                "achieved_occupancy" => &mut c.achieved_occupancy,
-                "elapsed_cycles_sm" => &mut c.elapsed_cycles_sm,
-                "active_cycles" => &mut c.active_cycles,
-                "warps_launched" => &mut c.warps_launched,
-                "inst_executed" => &mut c.inst_executed,
-                "gld_transactions" => &mut c.gld_transactions,
-                "gst_transactions" => &mut c.gst_transactions,
-                "dram_read_transactions" => &mut c.dram_read_transactions,
-                _ => &mut c.dram_write_transactions,
-            };
-            *slot = Some(v);
+            metrics::apply(&mut c, name, v, "").map_err(|e| line_error(origin, line, e))?;
         }
         if !c.is_empty() {
             m.counters = Some(c);
@@ -227,5 +207,31 @@ Rodinia:hotspot-GPU.csv,GTX-680,,,rodinia,calculate_temp,512,2,0.000125,32,32,1,
         let bad = TABLE.replace("2.5e-05,16,", "2.5e-05,16.5,");
         let e = parse_text(&bad, "m.csv", None).unwrap_err().to_string();
         assert!(e.contains("line 2") && e.contains("grid_x"), "{e}");
+    }
+
+    #[test]
+    fn nsight_metric_columns_fill_the_same_counters() {
+        // The first row of TABLE with Nsight Compute column names (occupancy in percent).
+        let ncu = "gpu,kernel,duration_s,grid_x,grid_y,grid_z,block_x,block_y,block_z,sm__warps_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum,dram__sectors_read.sum,dram__sectors_write.sum,smsp__warps_launched.sum
+GTX-680,vadd,2.5e-05,16,1,1,256,1,1,50,2048,512,256,512,256,128
+";
+        let nvprof = parse_text(TABLE, "a.csv", None).unwrap();
+        let nsight = parse_text(ncu, "b.csv", None).unwrap();
+        let (a, b) = (
+            nvprof.measurements[0].counters.as_ref().unwrap(),
+            nsight.measurements[0].counters.as_ref().unwrap(),
+        );
+        for (x, y) in [
+            (a.achieved_occupancy, b.achieved_occupancy),
+            (a.inst_executed, b.inst_executed),
+            (a.gld_transactions, b.gld_transactions),
+            (a.gst_transactions, b.gst_transactions),
+            (a.dram_read_transactions, b.dram_read_transactions),
+            (a.dram_write_transactions, b.dram_write_transactions),
+            (a.warps_launched, b.warps_launched),
+        ] {
+            assert!(x.is_some());
+            assert_eq!(x, y);
+        }
     }
 }

@@ -9,7 +9,7 @@
 //! Entries whose time is a failure marker (`InvalidConfig`, `CompilationFailedConfig`,
 //! `RuntimeFailedConfig`, or the 1e20 placeholder of old versions) are skipped and counted
 //! in the notes. A cache still being written (no closing braces, trailing comma) is accepted.
-//! This reader does not read Kernel Tuner's T4 results files.
+//! Kernel Tuner's T4 results files are read by [`super::t4`].
 
 use super::{line_error, Dim3, Measurement, Parsed};
 use crate::error::{Error, Result};
@@ -151,7 +151,7 @@ pub(crate) fn parse(text: &str, origin: &str) -> Result<Parsed> {
 }
 
 /// The block from `block_size_x/y/z` when `block_size_x` is a positive whole number.
-fn block(params: &serde_json::Map<String, Value>) -> Option<Dim3> {
+pub(crate) fn block(params: &serde_json::Map<String, Value>) -> Option<Dim3> {
     let get = |n: &str| params.get(n).and_then(Value::as_u64);
     let x = get("block_size_x").filter(|&x| x > 0)?;
     Some(Dim3::new(

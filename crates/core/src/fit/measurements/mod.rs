@@ -15,7 +15,13 @@
 //!   `cuda_gpu_kern_sum` and `cuda_gpu_trace`.
 //! - `ncu` ([`ncu`]): `ncu --csv` with the `gpu__time_duration` metric.
 //! - `kernel-tuner` ([`kernel_tuner`]): Kernel Tuner cache JSON files.
+//! - `ktt-json`, `ktt-csv` ([`ktt_json`], [`ktt_csv`]): Kernel Tuning Toolkit (KTT) results.
+//! - `t4` ([`t4`]): the T4 autotuning results format ("FAIR sharing of data in autotuning
+//!   research"), as Kernel Tuner and other tuners write it.
 //! - `counters` ([`counters`]): per-launch profiler counter tables such as the amaris2018 data.
+//!
+//! Profiler counters, whatever tool recorded them (Nsight Compute, KTT's profiling, nvprof
+//! names in a counters table), go through one name mapping, [`metrics`].
 //!
 //! A malformed row is an error naming the file and the line; a reader returns all rows or none.
 //! This module does not fit, aggregate or evaluate anything, and it does not know any model.
@@ -23,10 +29,14 @@
 pub mod counters;
 pub mod generic;
 pub mod kernel_tuner;
+pub mod ktt_csv;
+pub mod ktt_json;
+pub mod metrics;
 pub mod ncu;
 pub mod nsys;
 pub mod nvprof_csv;
 pub mod nvprof_log;
+pub mod t4;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -36,144 +46,8 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::error::{Error, Result};
-use crate::workload::Launch;
 
-/// Grid or block dimensions.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct Dim3 {
-    pub x: u64,
-    pub y: u64,
-    pub z: u64,
-}
-
-impl Dim3 {
-    pub const fn new(x: u64, y: u64, z: u64) -> Self {
-        Self { x, y, z }
-    }
-
-    /// x * y * z.
-    pub fn count(&self) -> u64 {
-        self.x.saturating_mul(self.y).saturating_mul(self.z)
-    }
-}
-
-impl fmt::Display for Dim3 {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}x{}x{}", self.x, self.y, self.z)
-    }
-}
-
-/// Profiler counters of one launch (nvprof metric names); any of them may be absent.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct Counters {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub regs_per_thread: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub static_smem_bytes: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub dynamic_smem_bytes: Option<u64>,
-    /// Achieved occupancy, a fraction.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub achieved_occupancy: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub elapsed_cycles_sm: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub active_cycles: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub warps_launched: Option<f64>,
-    /// Warp instructions executed.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub inst_executed: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub gld_transactions: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub gst_transactions: Option<f64>,
-    /// 32-byte DRAM read transactions.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub dram_read_transactions: Option<f64>,
-    /// 32-byte DRAM write transactions.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub dram_write_transactions: Option<f64>,
-    /// The core clock the profiler reported for the run, when the file has it.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub core_clock_mhz: Option<f64>,
-    /// The compute capability the file reports, such as "3.5".
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub compute_capability: Option<String>,
-}
-
-impl Counters {
-    /// Whether no counter is set.
-    pub fn is_empty(&self) -> bool {
-        *self == Counters::default()
-    }
-}
-
-/// Where a measurement came from: the file and its 1-based line.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct SourceLine {
-    pub file: String,
-    pub line: usize,
-}
-
-/// One measured kernel time with what is known about the launch.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Measurement {
-    /// The kernel's name as the tool printed it.
-    pub kernel: String,
-    /// The GPU's name as the file gives it (not resolved against the catalogue).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub device: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub grid: Option<Dim3>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub block: Option<Dim3>,
-    /// Kernel or problem parameters by name (numbers, or text when not numeric).
-    #[serde(skip_serializing_if = "serde_json::Map::is_empty")]
-    pub params: serde_json::Map<String, serde_json::Value>,
-    /// The measured kernel time, microseconds.
-    pub time_us: f64,
-    /// How many runs `time_us` summarizes (a median or mean), when the file says.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub samples: Option<u64>,
-    /// The host-side launch API call time (`cudaLaunchKernel`), microseconds.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub launch_api_us: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub counters: Option<Counters>,
-    pub source: SourceLine,
-}
-
-impl Measurement {
-    /// A measurement with only a kernel name, a time and its source line.
-    pub fn new(kernel: &str, time_us: f64, file: &str, line: usize) -> Self {
-        Self {
-            kernel: kernel.to_string(),
-            device: None,
-            grid: None,
-            block: None,
-            params: serde_json::Map::new(),
-            time_us,
-            samples: None,
-            launch_api_us: None,
-            counters: None,
-            source: SourceLine {
-                file: file.to_string(),
-                line,
-            },
-        }
-    }
-
-    /// The launch as the models take it, when grid and block are known and fit the types.
-    pub fn launch(&self) -> Option<Launch> {
-        let (grid, block) = (self.grid?, self.block?);
-        Some(Launch {
-            blocks: grid.count(),
-            threads_per_block: u32::try_from(block.count()).ok()?,
-            launches: 1,
-        })
-    }
-}
+pub use crate::workload::measurement::{Counters, Dim3, Measurement, SourceLine};
 
 /// The file formats the readers understand.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -186,6 +60,9 @@ pub enum Format {
     NsysTrace,
     Ncu,
     KernelTuner,
+    KttJson,
+    KttCsv,
+    T4,
     Counters,
 }
 
@@ -199,6 +76,9 @@ impl Format {
         Format::NsysTrace,
         Format::Ncu,
         Format::KernelTuner,
+        Format::KttJson,
+        Format::KttCsv,
+        Format::T4,
         Format::Counters,
     ];
 
@@ -212,6 +92,9 @@ impl Format {
             Format::NsysTrace => "nsys-trace",
             Format::Ncu => "ncu",
             Format::KernelTuner => "kernel-tuner",
+            Format::KttJson => "ktt-json",
+            Format::KttCsv => "ktt-csv",
+            Format::T4 => "t4",
             Format::Counters => "counters",
         }
     }
@@ -226,7 +109,7 @@ impl Format {
             .ok_or_else(|| {
                 let names: Vec<&str> = Format::ALL.iter().map(|f| f.name()).collect();
                 Error::invalid(
-                    "--format",
+                    "format",
                     format!("unknown format `{text}`; known: {}", names.join(", ")),
                 )
             })
@@ -289,7 +172,7 @@ pub fn parse_text(text: &str, origin: &str, format: Option<Format>) -> Result<Me
             Error::file(
                 origin,
                 format!(
-                    "cannot tell the measurement format from the content; give --format (one of {})",
+                    "cannot tell the measurement format from the content; give `format` (one of {})",
                     names.join(", ")
                 ),
             )
@@ -303,6 +186,9 @@ pub fn parse_text(text: &str, origin: &str, format: Option<Format>) -> Result<Me
         Format::NsysTrace => nsys::parse_trace(text, origin)?,
         Format::Ncu => ncu::parse(text, origin)?,
         Format::KernelTuner => kernel_tuner::parse(text, origin)?,
+        Format::KttJson => ktt_json::parse(text, origin)?,
+        Format::KttCsv => ktt_csv::parse(text, origin)?,
+        Format::T4 => t4::parse(text, origin)?,
         Format::Counters => counters::parse(text, origin)?,
     };
     if parsed.measurements.is_empty() {
@@ -339,7 +225,7 @@ fn decode(bytes: &[u8]) -> std::result::Result<String, String> {
 /// Guesses the format from the first lines of the text.
 pub fn detect(text: &str) -> Option<Format> {
     if text.trim_start().starts_with('{') {
-        return Some(Format::KernelTuner);
+        return Some(detect_json(text));
     }
     let mut saw_profiling_result = false;
     for line in text.lines().take(200) {
@@ -365,6 +251,12 @@ pub fn detect(text: &str) -> Option<Format> {
         if has("GrdX") && starts("Duration") {
             return Some(Format::NsysTrace);
         }
+        if cells.len() > 2
+            && cells[0] == "Kernel name"
+            && cells[1].starts_with("Computation duration")
+        {
+            return Some(Format::KttCsv);
+        }
         if cells.len() > 2 && cells[0] == "Start" && cells[1] == "Duration" {
             return Some(Format::NvprofCsv);
         }
@@ -383,6 +275,47 @@ pub fn detect(text: &str) -> Option<Format> {
         return Some(Format::NvprofLog);
     }
     None
+}
+
+/// Which JSON format an object is, from the keys near its start: KTT's output has `Metadata`
+/// with `KttVersion` and `Results`; a T4 results file has `results` whose entries carry
+/// `invalidity`; anything else is read as a Kernel Tuner cache (whose reader names the fields it
+/// misses).
+fn detect_json(text: &str) -> Format {
+    let mut end = text.len().min(64 * 1024);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let head = &text[..end];
+    let has = |key: &str| head.contains(&format!("\"{key}\""));
+    if has("KttVersion") || (has("Metadata") && has("Results")) {
+        Format::KttJson
+    } else if has("cache") {
+        Format::KernelTuner
+    } else if has("invalidity") || (has("results") && has("schema_version")) {
+        Format::T4
+    } else {
+        Format::KernelTuner
+    }
+}
+
+/// The 1-based line of the `n`-th (0-based) occurrence of `"key"` in a JSON text, for naming the
+/// line of the n-th record of a JSON array whose records each hold the key once.
+pub(crate) fn line_of_key(text: &str, key: &str, n: usize) -> usize {
+    let needle = format!("\"{key}\"");
+    let at = text.match_indices(&needle).nth(n).map_or(0, |(i, _)| i);
+    text[..at].matches('\n').count() + 1
+}
+
+/// Parses a JSON document; an error names the file and line.
+pub(crate) fn parse_json(text: &str, origin: &str) -> Result<serde_json::Value> {
+    serde_json::from_str(text).map_err(|e| {
+        line_error(
+            origin,
+            e.line(),
+            format!("invalid JSON at column {}: {e}", e.column()),
+        )
+    })
 }
 
 /// Splits a header line on commas, removing quotes and surrounding blanks.
@@ -730,7 +663,7 @@ mod tests {
             assert_eq!(Format::parse(f.name()).unwrap(), *f);
         }
         let e = Format::parse("excel").unwrap_err().to_string();
-        assert!(e.contains("--format") && e.contains("nvprof-csv"), "{e}");
+        assert!(e.starts_with("format:") && e.contains("nvprof-csv"), "{e}");
     }
 
     #[test]
@@ -757,11 +690,43 @@ mod tests {
     }
 
     #[test]
+    fn json_formats_are_told_apart_by_their_keys() {
+        assert_eq!(
+            detect("{\"Metadata\": {\"KttVersion\": \"2.1.0\"}, \"Results\": []}"),
+            Some(Format::KttJson)
+        );
+        assert_eq!(
+            detect("{\"results\": [{\"configuration\": {}, \"invalidity\": \"correct\"}], \"schema_version\": \"1.0.0\"}"),
+            Some(Format::T4)
+        );
+        assert_eq!(
+            detect("{\"kernel_name\": \"k\", \"tune_params_keys\": [], \"cache\": {}}"),
+            Some(Format::KernelTuner)
+        );
+        assert_eq!(
+            detect("Kernel name,Computation duration (us),Global size,Local size\n"),
+            Some(Format::KttCsv)
+        );
+    }
+
+    proptest::proptest! {
+        /// The new readers answer any text with rows or an error naming the file; none panics.
+        #[test]
+        fn no_text_makes_a_reader_panic(text in "[{}\\[\\]\":,0-9a-zA-Z_. \n-]{0,300}") {
+            for format in [Format::KttJson, Format::KttCsv, Format::T4, Format::Ncu, Format::Counters] {
+                if let Err(e) = parse_text(&text, "fuzz.txt", Some(format)) {
+                    proptest::prop_assert!(e.to_string().contains("fuzz.txt"));
+                }
+            }
+        }
+    }
+
+    #[test]
     fn undetectable_content_asks_for_format() {
         let e = parse_text("hello world\n", "x.txt", None)
             .unwrap_err()
             .to_string();
-        assert!(e.contains("--format"), "{e}");
+        assert!(e.contains("`format`"), "{e}");
     }
 
     #[test]

@@ -8,15 +8,20 @@
 //!
 //! The time is the `gpu__time_duration` metric (`.sum`, or any other roll-up when that is the one
 //! collected) converted with its unit (`nsecond`, `usecond`, `msecond`, `second`). A launch without
-//! it is an error. The device name comes from `device__attribute_display_name` when collected,
-//! registers from `launch__registers_per_thread`. `==PROF==` lines are skipped. This reader does
-//! not interpret any other metric.
+//! it is an error. The device name comes from `device__attribute_display_name` when collected, the
+//! compute capability from `device__attribute_compute_capability_major`/`_minor`, and the launch
+//! from `Grid Size`/`Block Size` or, without them, the 1-D `launch__grid_size`/`launch__block_size`.
+//! Every other metric with a counters mapping (`smsp__inst_executed.sum`, `dram__sectors_read.sum`,
+//! `sm__warps_active.avg.pct_of_peak_sustained_active`, `l1tex__t_requests...`, `lts__t_sectors...`,
+//! `launch__registers_per_thread`, ...; the table is in [`super::metrics`]) fills the same
+//! [`Counters`] fields the amaris-style counter tables give, converted with its unit; the others are
+//! counted in the notes. `==PROF==` lines are skipped.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::{
-    check_time, find_line, line_error, number, read_csv, time_unit_us, whole, Counters, Dim3,
-    Measurement, Parsed,
+    check_time, find_line, line_error, metrics, number, read_csv, time_unit_us, whole, Counters,
+    Dim3, Measurement, Parsed,
 };
 use crate::error::{Error, Result};
 
@@ -43,7 +48,61 @@ struct Launch {
     block: Option<Dim3>,
     time: Option<(usize, f64, String)>,
     device: Option<String>,
-    regs: Option<u32>,
+    counters: Counters,
+    /// `device__attribute_compute_capability_major`/`_minor`.
+    cc: (Option<u32>, Option<u32>),
+    /// `launch__grid_size`, `launch__block_size` (1-D totals).
+    sizes: (Option<u64>, Option<u64>),
+}
+
+impl Launch {
+    fn new(line: usize, kernel: String, grid: Option<Dim3>, block: Option<Dim3>) -> Self {
+        Self {
+            line,
+            kernel,
+            grid,
+            block,
+            time: None,
+            device: None,
+            counters: Counters::default(),
+            cc: (None, None),
+            sizes: (None, None),
+        }
+    }
+
+    /// Takes one metric other than the time; `unmapped` collects names with no counter.
+    fn metric(
+        &mut self,
+        name: &str,
+        unit: &str,
+        value: &str,
+        origin: &str,
+        line: usize,
+        unmapped: &mut BTreeSet<String>,
+    ) -> Result<()> {
+        let int = |v: &str| -> Result<u64> {
+            whole(number(v, name, origin, line, true)?, name, origin, line)
+        };
+        match name {
+            "device__attribute_display_name" => self.device = Some(value.to_string()),
+            "device__attribute_compute_capability_major" => self.cc.0 = Some(int(value)? as u32),
+            "device__attribute_compute_capability_minor" => self.cc.1 = Some(int(value)? as u32),
+            "launch__grid_size" => self.sizes.0 = Some(int(value)?),
+            "launch__block_size" => self.sizes.1 = Some(int(value)?),
+            _ if metrics::is_mapped(name) => {
+                if value.trim().is_empty() || value.trim() == "n/a" {
+                    return Ok(());
+                }
+                let v = number(value, name, origin, line, true)?;
+                metrics::apply(&mut self.counters, name, v, unit)
+                    .map_err(|e| line_error(origin, line, e))?;
+            }
+            _ => {
+                unmapped.insert(name.to_string());
+            }
+        }
+        Ok(())
+    }
 }
 
 fn parse_details(table: &super::CsvTable, origin: &str) -> Result<Parsed> {
@@ -56,6 +115,7 @@ fn parse_details(table: &super::CsvTable, origin: &str) -> Result<Parsed> {
     let block = table.column("Block Size");
     let mut launches: BTreeMap<u64, Launch> = BTreeMap::new();
     let mut last_id: Option<u64> = None;
+    let mut unmapped = BTreeSet::new();
     for (line, cells) in &table.rows {
         let line = *line;
         // Some ncu versions leave ID and kernel empty on the rows after a launch's first one.
@@ -76,21 +136,17 @@ fn parse_details(table: &super::CsvTable, origin: &str) -> Result<Parsed> {
                 if cells[kernel].is_empty() {
                     return Err(line_error(origin, line, "`Kernel Name` is empty"));
                 }
-                v.insert(Launch {
+                v.insert(Launch::new(
                     line,
-                    kernel: cells[kernel].clone(),
-                    grid: grid
-                        .map(|i| super::generic::dims(&cells[i], "Grid Size", origin, line))
+                    cells[kernel].clone(),
+                    grid.map(|i| super::generic::dims(&cells[i], "Grid Size", origin, line))
                         .transpose()?
                         .flatten(),
-                    block: block
+                    block
                         .map(|i| super::generic::dims(&cells[i], "Block Size", origin, line))
                         .transpose()?
                         .flatten(),
-                    time: None,
-                    device: None,
-                    regs: None,
-                })
+                ))
             }
         };
         let metric = cells[mname].as_str();
@@ -107,14 +163,18 @@ fn parse_details(table: &super::CsvTable, origin: &str) -> Result<Parsed> {
             if entry.time.is_none() || metric.ends_with(".sum") {
                 entry.time = Some((line, v * f, metric.to_string()));
             }
-        } else if metric == "device__attribute_display_name" {
-            entry.device = Some(cells[mvalue].clone());
-        } else if metric == "launch__registers_per_thread" {
-            let v = number(&cells[mvalue], metric, origin, line, true)?;
-            entry.regs = Some(whole(v, metric, origin, line)? as u32);
+        } else {
+            entry.metric(
+                metric,
+                &cells[munit],
+                &cells[mvalue],
+                origin,
+                line,
+                &mut unmapped,
+            )?;
         }
     }
-    finish(launches.into_values().collect(), origin)
+    finish(launches.into_values().collect(), origin, unmapped)
 }
 
 fn parse_raw(table: &super::CsvTable, origin: &str) -> Result<Parsed> {
@@ -142,8 +202,11 @@ fn parse_raw(table: &super::CsvTable, origin: &str) -> Result<Parsed> {
     })?;
     let grid = table.column("Grid Size");
     let block = table.column("Block Size");
-    let display = table.column("device__attribute_display_name");
-    let regs = table.column("launch__registers_per_thread");
+    // Every metric column other than the time (metric names contain `__`).
+    let metric_columns: Vec<usize> = (0..table.header.len())
+        .filter(|&i| i != time && table.header[i].contains("__"))
+        .collect();
+    let mut unmapped = BTreeSet::new();
     let mut launches = Vec::new();
     for (line, cells) in rows {
         let line = *line;
@@ -151,39 +214,37 @@ fn parse_raw(table: &super::CsvTable, origin: &str) -> Result<Parsed> {
             return Err(line_error(origin, line, "`Kernel Name` is empty"));
         }
         let v = number(&cells[time], &table.header[time], origin, line, true)?;
-        let regs = match regs {
-            Some(i) if !cells[i].is_empty() => {
-                let r = number(
-                    &cells[i],
-                    "launch__registers_per_thread",
-                    origin,
-                    line,
-                    true,
-                )?;
-                Some(whole(r, "launch__registers_per_thread", origin, line)? as u32)
-            }
-            _ => None,
-        };
-        launches.push(Launch {
+        let mut launch = Launch::new(
             line,
-            kernel: cells[kernel].clone(),
-            grid: grid
-                .map(|i| super::generic::dims(&cells[i], "Grid Size", origin, line))
+            cells[kernel].clone(),
+            grid.map(|i| super::generic::dims(&cells[i], "Grid Size", origin, line))
                 .transpose()?
                 .flatten(),
-            block: block
+            block
                 .map(|i| super::generic::dims(&cells[i], "Block Size", origin, line))
                 .transpose()?
                 .flatten(),
-            time: Some((line, v * f, table.header[time].clone())),
-            device: display.map(|i| cells[i].clone()).filter(|d| !d.is_empty()),
-            regs,
-        });
+        );
+        launch.time = Some((line, v * f, table.header[time].clone()));
+        for &i in &metric_columns {
+            if cells[i].is_empty() {
+                continue;
+            }
+            launch.metric(
+                &table.header[i],
+                &units[i],
+                &cells[i],
+                origin,
+                line,
+                &mut unmapped,
+            )?;
+        }
+        launches.push(launch);
     }
-    finish(launches, origin)
+    finish(launches, origin, unmapped)
 }
 
-fn finish(launches: Vec<Launch>, origin: &str) -> Result<Parsed> {
+fn finish(launches: Vec<Launch>, origin: &str, unmapped: BTreeSet<String>) -> Result<Parsed> {
     let mut out = Vec::with_capacity(launches.len());
     for l in launches {
         let (tline, t, metric) = l.time.ok_or_else(|| {
@@ -200,16 +261,25 @@ fn finish(launches: Vec<Launch>, origin: &str) -> Result<Parsed> {
         let mut m = Measurement::new(&l.kernel, t, origin, l.line);
         m.grid = l.grid;
         m.block = l.block;
+        if let (None, None, (Some(g), Some(b))) = (m.grid, m.block, l.sizes) {
+            if g > 0 && b > 0 {
+                m.grid = Some(Dim3::new(g, 1, 1));
+                m.block = Some(Dim3::new(b, 1, 1));
+            }
+        }
         m.device = l.device;
-        if let Some(r) = l.regs {
-            m.counters = Some(Counters {
-                regs_per_thread: Some(r),
-                ..Counters::default()
-            });
+        let mut c = l.counters;
+        if let (Some(major), Some(minor)) = l.cc {
+            c.compute_capability = Some(format!("{major}.{minor}"));
+        }
+        if !c.is_empty() {
+            m.counters = Some(c);
         }
         out.push(m);
     }
-    Ok(Parsed::new(out))
+    let mut parsed = Parsed::new(out);
+    parsed.notes.extend(metrics::unmapped_note(&unmapped));
+    Ok(parsed)
 }
 
 #[cfg(test)]
@@ -274,5 +344,77 @@ mod tests {
             e.contains("line 7") && e.contains("gpu__time_duration"),
             "{e}"
         );
+    }
+
+    /// `ncu --csv --page raw --metrics ...` with the counters of the mapping (values invented).
+    const RAW_METRICS: &str =
+        include_str!("../../../../../tests/fixtures/measurements/ncu-raw-metrics.csv");
+
+    #[test]
+    fn raw_page_metrics_fill_the_counters_in_their_units() {
+        let set = parse_text(RAW_METRICS, "ncu-raw.csv", None).unwrap();
+        assert_eq!(set.format, Format::Ncu);
+        let m = &set.measurements[0];
+        assert_eq!(m.time_us, 16.0);
+        assert_eq!(m.device.as_deref(), Some("NVIDIA GeForce RTX 3070"));
+        // No Grid Size/Block Size columns: the 1-D launch__grid_size x launch__block_size.
+        assert_eq!(m.grid, Some(Dim3::new(4096, 1, 1)));
+        assert_eq!(m.block, Some(Dim3::new(256, 1, 1)));
+        let c = m.counters.as_ref().unwrap();
+        assert_eq!(c.compute_capability.as_deref(), Some("8.6"));
+        assert_eq!(c.inst_executed, Some(98304.0));
+        assert_eq!(c.warps_launched, Some(32768.0));
+        assert_eq!(c.gld_transactions, Some(131072.0));
+        assert_eq!(c.gst_transactions, Some(65536.0));
+        assert_eq!(c.gld_requests, Some(8192.0));
+        assert_eq!(c.l2_read_transactions, Some(131200.0));
+        // The sector count wins over dram__bytes_read.sum (4.19 Mbyte / 32 would be 130937.5).
+        assert_eq!(c.dram_read_transactions, Some(131072.0));
+        assert_eq!(c.dram_write_transactions, Some(65536.0));
+        assert_eq!(c.elapsed_cycles, Some(27650.0));
+        assert_eq!(c.regs_per_thread, Some(16));
+        // 72.25 % -> 0.7225; 1.73 cycle/nsecond -> 1730 MHz.
+        assert!((c.achieved_occupancy.unwrap() - 0.7225).abs() < 1e-12);
+        assert!((c.core_clock_mhz.unwrap() - 1730.0).abs() < 1e-9);
+        assert_eq!(
+            set.measurements[1].counters.as_ref().unwrap().inst_executed,
+            Some(196608.0)
+        );
+        assert!(set
+            .notes
+            .iter()
+            .any(|n| n.contains("sm__throughput.avg.pct_of_peak_sustained_elapsed")));
+        let bad = RAW_METRICS.replacen("\"98,304\"", "\"many\"", 1);
+        let e = parse_text(&bad, "ncu-raw.csv", None)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("line 5") && e.contains("smsp__inst_executed.sum"),
+            "{e}"
+        );
+        let bad = RAW_METRICS.replacen(
+            "\"sector\",\"sector\",\"cycle/nsecond\"",
+            "\"sector\",\"parsec\",\"cycle/nsecond\"",
+            1,
+        );
+        let e = parse_text(&bad, "ncu-raw.csv", None)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("line 5") && e.contains("parsec"), "{e}");
+    }
+
+    #[test]
+    fn details_layout_metrics_use_the_metric_unit_column() {
+        let more = format!(
+            "{DETAILS}{}{}",
+            "\"0\",\"9001\",\"dwt\",\"host\",\"dwt_matrix(float*, int)\",\"1\",\"7\",\"(256, 1, 1)\",\"(4, 1, 1)\",\"0\",\"7.5\",\"Command line profiler metrics\",\"dram__bytes_write.sum\",\"Kbyte\",\"3.20\"\n",
+            "\"0\",\"9001\",\"dwt\",\"host\",\"dwt_matrix(float*, int)\",\"1\",\"7\",\"(256, 1, 1)\",\"(4, 1, 1)\",\"0\",\"7.5\",\"Command line profiler metrics\",\"smsp__inst_executed.sum\",\"Kinst\",\"1.50\"\n"
+        );
+        let set = parse_text(&more, "ncu.csv", None).unwrap();
+        let c = set.measurements[0].counters.as_ref().unwrap();
+        // 3.2 Kbyte = 3200 bytes = 100 sectors; 1.5 Kinst = 1500 warp instructions.
+        assert_eq!(c.dram_write_transactions, Some(100.0));
+        assert_eq!(c.inst_executed, Some(1500.0));
+        assert_eq!(c.regs_per_thread, Some(30));
     }
 }

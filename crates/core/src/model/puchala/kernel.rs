@@ -67,10 +67,10 @@ pub fn kernel_run(
     mut t_c: impl FnMut(u64) -> f64,
 ) -> Result<KernelRun> {
     if blocks == 0 {
-        return Err(Error::invalid("--blocks", "must be at least 1"));
+        return Err(Error::invalid("blocks", "must be at least 1"));
     }
     if threads_per_block == 0 {
-        return Err(Error::invalid("--threads-per-block", "must be at least 1"));
+        return Err(Error::invalid("threads_per_block", "must be at least 1"));
     }
     if threads_per_block > shape.max_threads_per_block {
         return Err(Error::Infeasible(format!(

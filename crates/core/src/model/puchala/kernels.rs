@@ -68,7 +68,7 @@ impl Builtin {
             .find(|b| crate::device::normalize(b.name()) == n)
             .ok_or_else(|| {
                 Error::invalid(
-                    "--kernel",
+                    "kernel",
                     format!(
                         "unknown kernel `{name}`; built-in kernels: {}",
                         Self::ALL.map(Builtin::name).join(", ")
@@ -141,14 +141,14 @@ impl Builtin {
     pub fn check_params(self, params: &ParamValues) -> Result<()> {
         let n = params.get_integer("n")?.ok_or_else(|| {
             Error::missing(
-                "--param n",
-                format!("{} needs the size n, e.g. --param n=1024", self.name()),
+                "param n",
+                format!("{} needs the size n, e.g. `param` n=1024", self.name()),
             )
         })?;
         let min_n = if self == Builtin::DwtLattice { 2 } else { 1 };
         if n < min_n || (self == Builtin::DwtLattice && n % 2 != 0) {
             return Err(Error::invalid(
-                "--param n",
+                "param n",
                 format!(
                     "{} needs {}, got {n}",
                     self.name(),
@@ -163,16 +163,16 @@ impl Builtin {
         if self != Builtin::MtxMulVec {
             let k = params.get_integer("k")?.ok_or_else(|| {
                 Error::missing(
-                    "--param k",
+                    "param k",
                     format!(
-                        "{} needs the filter length k, e.g. --param k=8",
+                        "{} needs the filter length k, e.g. `param` k=8",
                         self.name()
                     ),
                 )
             })?;
             if k < 2 || k % 2 != 0 {
                 return Err(Error::invalid(
-                    "--param k",
+                    "param k",
                     format!("the filter length must be even and at least 2, got {k}"),
                 ));
             }
@@ -277,7 +277,7 @@ mod tests {
         let e = Builtin::DwtMatrix
             .check_params(&ParamValues::new([("n", 64.0)]))
             .unwrap_err();
-        assert!(e.to_string().contains("--param k"), "{e}");
+        assert!(e.to_string().contains("param k"), "{e}");
         assert!(Builtin::MtxMulVec
             .check_params(&ParamValues::new([("n", 7.0)]))
             .is_ok());

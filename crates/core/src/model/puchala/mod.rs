@@ -14,6 +14,7 @@ pub mod simulate;
 
 use crate::device::Device;
 use crate::error::{non_negative, Error, Result};
+use crate::model::registry::{Inputs, Model, ModelId, ParamSpec, Source};
 use crate::model::Prediction;
 use crate::workload::params::{number_json, ParamValues};
 use crate::workload::Launch;
@@ -23,7 +24,7 @@ pub use kernels::{Builtin, KernelSpec};
 pub use simulate::{timeline, CoreProgram, Timeline};
 
 /// The model's registry name.
-pub const MODEL: &str = "puchala";
+pub const MODEL: ModelId = ModelId::Puchala;
 
 /// Everything a prediction needs besides the device.
 #[derive(Debug, Clone, Copy)]
@@ -40,8 +41,8 @@ pub struct Request<'a> {
 
 /// Predicts the kernel's time: `launches * (t_p + cycles_to_us(T_k cycles))` (eq 12, 17, 18).
 pub fn predict(device: &Device, req: &Request<'_>) -> Result<Prediction> {
-    non_negative("--t-p", req.t_p_us)?;
-    non_negative("--t-m", req.t_m_cycles)?;
+    non_negative("t_p_us", req.t_p_us)?;
+    non_negative("t_m_cycles", req.t_m_cycles)?;
     if let Some(b) = req.kernel.builtin {
         b.check_params(req.params)?;
     }
@@ -68,9 +69,9 @@ pub fn predict(device: &Device, req: &Request<'_>) -> Result<Prediction> {
         None => {
             let threads = req.kernel.launch.threads.as_ref().ok_or_else(|| {
                 Error::missing(
-                    "--blocks",
+                    "blocks",
                     format!(
-                        "kernel `{}` does not say how many threads it launches; give --blocks and --threads-per-block, or `threads` in the program file's [launch] table",
+                        "kernel `{}` does not say how many threads it launches; give `blocks` and `threads_per_block`, or `threads` in the program file's [launch] table",
                         req.kernel.name
                     ),
                 )
@@ -120,4 +121,208 @@ pub fn predict(device: &Device, req: &Request<'_>) -> Result<Prediction> {
         )
         .with("core_clock_mhz", device.core_clock_mhz);
     Ok(p)
+}
+
+/// puchala2022's inputs: a kernel program at one point of its parameters, its launch when given
+/// (otherwise Algorithm 3 decides), and `t_p`/`t_m` when given (otherwise the device profile's
+/// entry named `profile`, looked up when the model runs uncalibrated).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PuchalaInputs {
+    pub kernel: KernelSpec,
+    pub params: ParamValues,
+    /// `(blocks, threads_per_block)`.
+    pub launch: Option<(u64, u32)>,
+    pub t_p_us: Option<f64>,
+    pub t_m_cycles: Option<f64>,
+    /// The device profile's key for `t_p`/`t_m` (a built-in kernel's name).
+    pub profile: Option<String>,
+    /// For a program derived from a PTX trace: the load and store durations it was given,
+    /// cycles (shown in the breakdown).
+    pub trace_costs: Option<(f64, f64)>,
+}
+
+impl PuchalaInputs {
+    /// A built-in kernel at one point, with the device profile's `t_p`/`t_m`.
+    pub fn builtin(kernel: Builtin, params: ParamValues) -> Self {
+        Self {
+            kernel: kernel.spec(),
+            params,
+            launch: None,
+            t_p_us: None,
+            t_m_cycles: None,
+            profile: Some(kernel.name().to_string()),
+            trace_costs: None,
+        }
+    }
+}
+
+/// puchala2022's free parameters: `t_p` (the median launch API time when measurements carry it,
+/// section 5.3), `t_m`, and one scale on every memory duration of the kernel program.
+pub const PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        name: "t_p_us",
+        lower: 0.0,
+        upper: 100.0,
+        start: 5.0,
+    },
+    ParamSpec {
+        name: "t_m_cycles",
+        lower: 0.0,
+        upper: 200.0,
+        start: 10.0,
+    },
+    ParamSpec {
+        name: "memory_scale",
+        lower: 0.05,
+        upper: 20.0,
+        start: 1.0,
+    },
+];
+
+/// `t_p` and `t_m`: the given values, else the device profile's entry under `profile` (the
+/// built-in kernel's name), with a note for each value taken from the profile.
+pub fn free_parameters(
+    device: &Device,
+    profile: Option<&str>,
+    kernel: &str,
+    t_p_us: Option<f64>,
+    t_m_cycles: Option<f64>,
+) -> Result<(f64, f64, Vec<String>)> {
+    let entry = profile.and_then(|k| device.puchala.get(k).map(|p| (k, p)));
+    let mut notes = Vec::new();
+    let mut pick =
+        |given: Option<f64>, field: &str, what: &str, unit: &str, from: Option<f64>| match (
+            given, from, entry,
+        ) {
+            (Some(v), _, _) => Ok(v),
+            (None, Some(v), Some((k, _))) => {
+                notes.push(format!(
+                    "{what} = {v} {unit} from the device profile's puchala.{k} entry"
+                ));
+                Ok(v)
+            }
+            _ => Err(Error::missing(
+                field,
+                format!(
+                    "device `{}` has no puchala2022 {what} for kernel `{kernel}`; give `{field}`",
+                    device.name
+                ),
+            )),
+        };
+    let t_p = pick(t_p_us, "t_p_us", "t_p", "us", entry.map(|(_, p)| p.t_p_us))?;
+    let t_m = pick(
+        t_m_cycles,
+        "t_m_cycles",
+        "t_m",
+        "cycles",
+        entry.map(|(_, p)| p.t_m_cycles),
+    )?;
+    Ok((t_p, t_m, notes))
+}
+
+/// puchala2022's core-package model in the registry.
+pub struct Puchala;
+
+impl Puchala {
+    fn request_for<'a>(&self, inputs: &'a Inputs) -> Result<&'a PuchalaInputs> {
+        match inputs {
+            Inputs::Puchala(i) => Ok(i),
+            other => Err(self.wrong_inputs(other)),
+        }
+    }
+}
+
+impl Model for Puchala {
+    fn id(&self) -> ModelId {
+        ModelId::Puchala
+    }
+    fn summary(&self) -> &'static str {
+        "Puchala et al. 2022: core-package simulation of kernel programs (calc/load/store)"
+    }
+    fn takes(&self) -> &'static str {
+        "a built-in kernel or a kernel program file, or a PTX launch"
+    }
+    fn params(&self) -> &'static [ParamSpec] {
+        PARAMS
+    }
+    fn inputs(
+        &self,
+        source: &Source<'_>,
+        device: Option<&Device>,
+    ) -> Result<(Inputs, Vec<String>)> {
+        match source {
+            Source::Program(p) => Ok((Inputs::Puchala(Box::new((*p).clone())), Vec::new())),
+            Source::Ptx(f) => {
+                let device = crate::model::analytical::need_device(device, "puchala from PTX")?;
+                let (i, notes) = crate::model::from_trace::puchala_inputs(device, f)?;
+                Ok((Inputs::Puchala(Box::new(i)), notes))
+            }
+            _ => Err(self.cannot_read(source)),
+        }
+    }
+    fn predict(
+        &self,
+        device: Option<&Device>,
+        inputs: &Inputs,
+        params: Option<&[f64]>,
+    ) -> Result<Prediction> {
+        let device = crate::model::analytical::need_device(device, "puchala")?;
+        let i = self.request_for(inputs)?;
+        match params {
+            None => {
+                let (t_p_us, t_m_cycles, notes) = free_parameters(
+                    device,
+                    i.profile.as_deref(),
+                    &i.kernel.name,
+                    i.t_p_us,
+                    i.t_m_cycles,
+                )?;
+                let mut p = predict(
+                    device,
+                    &Request {
+                        kernel: &i.kernel,
+                        params: &i.params,
+                        launch: i.launch,
+                        t_p_us,
+                        t_m_cycles,
+                    },
+                )?;
+                if let Some((load, store)) = i.trace_costs {
+                    p = p
+                        .with("program_ops", i.kernel.program.ops.len())
+                        .with("load_cycles", load)
+                        .with("store_cycles", store);
+                }
+                p.notes.extend(notes);
+                Ok(p)
+            }
+            Some(q) => {
+                let mut kernel = i.kernel.clone();
+                scale_memory(&mut kernel.program.ops, q[2]);
+                predict(
+                    device,
+                    &Request {
+                        kernel: &kernel,
+                        params: &i.params,
+                        launch: i.launch,
+                        t_p_us: q[0],
+                        t_m_cycles: q[1],
+                    },
+                )
+            }
+        }
+    }
+}
+
+/// Multiplies every load and store duration of a program by `scale` (the calibrated memory
+/// durations of puchala2022, parameter `memory_scale`).
+pub fn scale_memory(ops: &mut [crate::workload::program::Op], scale: f64) {
+    use crate::workload::program::Op;
+    for op in ops {
+        match op {
+            Op::Load(d) | Op::Store(d) => *d *= scale,
+            Op::Calc(_) => {}
+            Op::Repeat { ops, .. } => scale_memory(ops, scale),
+        }
+    }
 }

@@ -49,9 +49,11 @@ use crate::device::Device;
 use crate::emulate::Emulation;
 use crate::error::{Error, Result};
 use crate::memory::cache::{self, CacheResult};
+use crate::model::registry::{Inputs, Model, ModelId, ParamSpec, Source};
 use crate::model::Prediction;
 use crate::workload::trace::{LatencyClass, MemSpace, TraceOp, WarpTrace};
 use crate::workload::Launch;
+use std::sync::Arc;
 
 pub mod round;
 
@@ -64,7 +66,7 @@ pub fn simulate_round(warps: &[Vec<SimOp>], blocks: usize, schedulers: u32) -> f
 }
 
 /// The model's registry name.
-pub const MODEL: &str = "trace";
+pub const MODEL: ModelId = ModelId::Trace;
 
 /// Bytes per sector.
 const SECTOR: f64 = 32.0;
@@ -106,6 +108,16 @@ impl LatencyRule {
 pub struct KernelResources {
     pub registers_per_thread: u32,
     pub shared_bytes_per_block: u32,
+}
+
+impl KernelResources {
+    /// The resources a loaded PTX kernel file gives.
+    pub fn of_file(file: &crate::emulate::kernel_file::KernelFile) -> Self {
+        Self {
+            registers_per_thread: file.registers_per_thread,
+            shared_bytes_per_block: file.shared_bytes_per_block,
+        }
+    }
 }
 
 /// One operation of the compressed trace.
@@ -441,7 +453,7 @@ pub fn run_with(
 ) -> Result<TraceRun> {
     if launch.block != em.launch.block {
         return Err(Error::invalid(
-            "--block",
+            "block",
             "the launch's block shape differs from the emulated one",
         ));
     }
@@ -683,8 +695,161 @@ pub fn predict_with_rule(
             ""
         }
     ));
+    p.notes
+        .extend(crate::device::latencies::override_notes(device, lat));
     p.notes.extend(em.notes.iter().cloned());
     Ok((p, r))
+}
+
+/// What the trace model needs about one launch: its emulation (the representative block's warps
+/// at least), the launch it stands for, the kernel's resources and the device's latency table.
+#[derive(Clone)]
+pub struct TraceInputs {
+    pub launch: crate::emulate::LaunchDims,
+    /// The emulation (shared by every row or point of one launch).
+    pub emulation: Arc<Emulation>,
+    pub resources: KernelResources,
+    pub latencies: Arc<LatencyTable>,
+    /// The uncalibrated prediction when the caller has already simulated this launch (the PTX
+    /// path simulates once for every model's inputs); used as it is.
+    pub simulated: Option<Box<Prediction>>,
+}
+
+impl PartialEq for TraceInputs {
+    fn eq(&self, other: &Self) -> bool {
+        self.launch == other.launch
+            && Arc::ptr_eq(&self.emulation, &other.emulation)
+            && self.resources == other.resources
+            && self.latencies == other.latencies
+    }
+}
+
+impl std::fmt::Debug for TraceInputs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TraceInputs")
+            .field("launch", &self.launch)
+            .field("entry", &self.emulation.entry)
+            .field("resources", &self.resources)
+            .finish()
+    }
+}
+
+/// The trace model's free parameters: DRAM and L2 hit latency scales on the device's latency
+/// table, and a launch overhead added to the simulated time.
+pub const PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        name: "dram_latency_scale",
+        lower: 0.2,
+        upper: 5.0,
+        start: 1.0,
+    },
+    ParamSpec {
+        name: "l2_latency_scale",
+        lower: 0.2,
+        upper: 5.0,
+        start: 1.0,
+    },
+    ParamSpec {
+        name: "launch_overhead_us",
+        lower: 0.0,
+        upper: 100.0,
+        start: 3.0,
+    },
+];
+
+/// The latency table with calibrated DRAM and L2 scales applied.
+fn calibrated_latencies(lat: &LatencyTable, q: &[f64]) -> LatencyTable {
+    let mut lat = lat.clone();
+    lat.values.dram *= q[0];
+    lat.values.l2_hit *= q[1];
+    lat
+}
+
+/// wang2019's trace model in the registry.
+pub struct Trace;
+
+impl Trace {
+    fn of<'a>(&self, inputs: &'a Inputs) -> Result<&'a TraceInputs> {
+        match inputs {
+            Inputs::Trace(t) => Ok(t),
+            other => Err(self.wrong_inputs(other)),
+        }
+    }
+}
+
+impl Model for Trace {
+    fn id(&self) -> ModelId {
+        ModelId::Trace
+    }
+    fn summary(&self) -> &'static str {
+        "Wang et al. 2019: per-warp execution traces, cache analysis and warp-pipeline simulation"
+    }
+    fn takes(&self) -> &'static str {
+        "a PTX launch (module, entry, grid, block, arguments)"
+    }
+    fn params(&self) -> &'static [ParamSpec] {
+        PARAMS
+    }
+    fn inputs(
+        &self,
+        source: &Source<'_>,
+        _device: Option<&Device>,
+    ) -> Result<(Inputs, Vec<String>)> {
+        match source {
+            Source::Ptx(f) => Ok((
+                Inputs::Trace(Box::new(TraceInputs {
+                    launch: f.emulation.launch,
+                    emulation: f.emulation.clone(),
+                    resources: f.resources,
+                    latencies: Arc::new(f.latencies.clone()),
+                    simulated: Some(Box::new(f.trace.clone())),
+                })),
+                Vec::new(),
+            )),
+            _ => Err(self.cannot_read(source)),
+        }
+    }
+    fn predict(
+        &self,
+        device: Option<&Device>,
+        inputs: &Inputs,
+        params: Option<&[f64]>,
+    ) -> Result<Prediction> {
+        let device = crate::model::analytical::need_device(device, "trace")?;
+        let t = self.of(inputs)?;
+        match params {
+            None => match &t.simulated {
+                Some(p) => Ok((**p).clone()),
+                None => Ok(predict(device, &t.emulation, t.resources, &t.latencies)?.0),
+            },
+            Some(q) => {
+                let lat = calibrated_latencies(&t.latencies, q);
+                let (mut p, _) = predict(device, &t.emulation, t.resources, &lat)?;
+                p.time_us += q[2];
+                p.notes.push(format!(
+                    "launch overhead {:.3} us added to the simulated time",
+                    q[2]
+                ));
+                Ok(p)
+            }
+        }
+    }
+    fn time_us(
+        &self,
+        device: Option<&Device>,
+        inputs: &Inputs,
+        params: Option<&[f64]>,
+    ) -> Result<f64> {
+        let device = crate::model::analytical::need_device(device, "trace")?;
+        let t = self.of(inputs)?;
+        match params {
+            None => Ok(run_on(device, t.launch, &t.emulation, t.resources, &t.latencies)?.time_us),
+            Some(q) => {
+                let lat = calibrated_latencies(&t.latencies, q);
+                Ok(run_on(device, t.launch, &t.emulation, t.resources, &lat)?.time_us + q[2])
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -699,7 +864,7 @@ mod tests {
     fn emulate_case((file, entry, grid, block, args): Case<'_>) -> (LaunchDims, Emulation) {
         let fix = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/ptx");
         let text = std::fs::read_to_string(format!("{fix}/{file}")).unwrap();
-        let (m, _) = crate::ptx::parse(&text);
+        let (m, _) = kerneltime_ptx::parse(&text);
         let args = crate::emulate::KernelArg::parse_all(args).unwrap();
         let launch = LaunchDims { grid, block };
         let em = emulate(&m, entry, launch, &args, Options::default()).unwrap();
@@ -854,7 +1019,7 @@ mod tests {
         use crate::emulate::{emulate, LaunchDims, Options};
         let fix = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/ptx");
         let text = std::fs::read_to_string(format!("{fix}/basics.nvcc-sm75.ptx")).unwrap();
-        let (m, _) = crate::ptx::parse(&text);
+        let (m, _) = kerneltime_ptx::parse(&text);
         let dev = catalogue::find("V100").unwrap().clone();
         let lat = for_device(&dev).unwrap();
         let res = KernelResources {

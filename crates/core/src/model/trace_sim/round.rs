@@ -3,7 +3,7 @@
 //! the load/store path and the shared-memory path, and waiting at barriers.
 //!
 //! The programs come either complete ([`Programs::complete`]) or piece by piece from another
-//! thread ([`Programs::streamed`]), so that the round can start while the caches are still being
+//! thread ([`Feed`] and [`Programs`]), so that the round can start while the caches are still being
 //! simulated; a warp that reaches the end of what has arrived waits for the next piece. Both
 //! give the same result: the order of events does not depend on when the pieces arrive.
 //!
@@ -12,7 +12,7 @@
 use std::collections::HashMap;
 use std::sync::mpsc::{Receiver, Sender, TryRecvError};
 
-use crate::ptx::parser::BuildFx;
+use kerneltime_ptx::parser::BuildFx;
 
 use super::SimOp;
 
@@ -156,7 +156,7 @@ const SPINS_BEFORE_SLEEP: u32 = 50_000;
 /// The number of `Step::END`: the first step every feed numbers.
 const END_NUMBER: u32 = 0;
 
-/// A piece of one warp program, from [`Feed`] to [`Programs::streamed`].
+/// A piece of one warp program, from [`Feed`] to the [`Programs`] it feeds.
 #[derive(Debug)]
 pub struct Piece {
     /// Steps numbered since the last piece, in order (the table grows by these first).
@@ -327,7 +327,7 @@ impl Programs {
 /// the smaller key of its two children) with one leaf per warp: taking the next report and
 /// re-keying its warp costs one walk from a leaf to the root, with no data-dependent branches.
 /// Keys are `(time, warp)` and unique, so the order of events is the same as with any other
-/// priority queue. Comp, global and shared operations share one shape ([`Step`]), so the step
+/// priority queue. Comp, global and shared operations share one shape (`Step`), so the step
 /// that times them is the same straight-line code.
 pub fn simulate(programs: &mut Programs, blocks: usize, schedulers: u32) -> f64 {
     let per_block = programs.len();

@@ -5,16 +5,14 @@
 
 use plotters::prelude::*;
 
+use super::draw_err;
+
 use kerneltime::error::{Error, Result};
 use kerneltime::model::puchala::paper::GridPoint;
 use kerneltime::model::puchala::simulate::{SegmentKind, Timeline};
 
 /// Most segments a timeline chart draws (beyond that it is unreadable anyway).
 pub const MAX_TIMELINE_SEGMENTS: usize = 100_000;
-
-fn draw_err(e: impl std::fmt::Display) -> Error {
-    Error::invalid("svg", format!("cannot draw the chart: {e}"))
-}
 
 const CALC: RGBColor = RGBColor(66, 110, 200);
 const ISSUE: RGBColor = RGBColor(0, 0, 0);
