@@ -326,12 +326,15 @@ fn vector_width(i: &Instruction) -> u16 {
 }
 
 /// Lays out the module's and function's variables in synthetic spaces: shared from offset 0,
-/// module globals after the pointer parameters' allocations, the local depot in the local window.
+/// module globals after the pointer parameters' allocations, the local depot from offset 0 of
+/// the local space.
 fn symbol_table<'a>(m: &'a Module, f: &'a Function) -> (HashMap<&'a str, u64>, u64) {
     let mut symbols = HashMap::new();
     let mut shared = 0u64;
     let mut global = (u64::from(f.params.len() as u32) + 2) << GLOBAL_STRIDE_SHIFT;
-    let mut local = LOCAL_WINDOW;
+    // Local symbols are local-space offsets (from 0); `cvta.local` moves them into the generic
+    // window, as `cvta.shared` does for shared ones.
+    let mut local = 0u64;
     for v in m.variables.iter().chain(f.variables.iter()) {
         let align = v.align.unwrap_or(16).clamp(1, 4096);
         let size = v.size_bytes().unwrap_or(0).min(1 << 32);
@@ -371,6 +374,26 @@ pub fn decode(m: &Module, f: &Function, cfg: &Cfg) -> Decoded {
             opaque.push((i.opcode.to_string(), i.line));
         }
         insts.push(d);
+    }
+    // ptxas assembles an `atom` whose result no instruction reads as a reduction (RED): the
+    // warp does not wait for it. A register that appears in no instruction but its own atom is
+    // never read (guards included).
+    let mut uses: HashMap<&str, u32> = HashMap::new();
+    for i in &cfg.instrs {
+        if let Some(g) = &i.guard {
+            *uses.entry(g.reg.as_str()).or_default() += 1;
+        }
+        for o in &i.operands {
+            count_names(o, &mut uses);
+        }
+    }
+    for (d, i) in insts.iter_mut().zip(&cfg.instrs) {
+        if d.op == OpK::Atom {
+            let result = i.operands.first().and_then(|o| o.name());
+            if result.is_none_or(|r| uses.get(r).copied().unwrap_or(0) <= 1) {
+                d.op = OpK::Red;
+            }
+        }
     }
     Decoded {
         insts,
@@ -639,6 +662,32 @@ fn decode_one(i: &Instruction, cfg: &Cfg, cx: &mut Ctx) -> DInst {
         line: i.line,
         cvta_shift,
         opcode: static_opcode(opc),
+    }
+}
+
+/// Counts the names an operand mentions (registers, in any position).
+fn count_names<'a>(o: &'a Operand, uses: &mut HashMap<&'a str, u32>) {
+    match o {
+        Operand::Name(n) => *uses.entry(n.as_str()).or_default() += 1,
+        Operand::Address { base, extra, .. } => {
+            if let Some(b) = base {
+                *uses.entry(b.as_str()).or_default() += 1;
+            }
+            for e in extra {
+                count_names(e, uses);
+            }
+        }
+        Operand::Vector(v) | Operand::List(v) => {
+            for e in v {
+                count_names(e, uses);
+            }
+        }
+        Operand::Pair(a, b) => {
+            count_names(a, uses);
+            count_names(b, uses);
+        }
+        Operand::Not(a) => count_names(a, uses),
+        _ => {}
     }
 }
 

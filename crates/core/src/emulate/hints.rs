@@ -87,10 +87,7 @@ impl DataSpec {
         })?;
         let name = name.trim();
         if name.is_empty() {
-            return Err(Error::invalid(
-                FLAG,
-                format!("`{text}` names no parameter"),
-            ));
+            return Err(Error::invalid(FLAG, format!("`{text}` names no parameter")));
         }
         Ok((name.to_string(), DataSpec::parse(spec.trim())?))
     }
@@ -177,7 +174,10 @@ impl DataHint {
                     })?;
                 values.push(v);
                 if values.len() > MAX_FILE_ELEMENTS {
-                    return Err(Error::file(origin, "holds too many numbers for a data hint"));
+                    return Err(Error::file(
+                        origin,
+                        "holds too many numbers for a data hint",
+                    ));
                 }
             }
         }
@@ -308,7 +308,15 @@ mod tests {
             DataSpec::parse("file:a.bin").unwrap(),
             DataSpec::File(PathBuf::from("a.bin"))
         );
-        for bad in ["x", "x=", "x=const", "x=uniform:3:3", "x=iota:a", "x=gauss:0:1", "=iota"] {
+        for bad in [
+            "x",
+            "x=",
+            "x=const",
+            "x=uniform:3:3",
+            "x=iota:a",
+            "x=gauss:0:1",
+            "=iota",
+        ] {
             let e = DataSpec::parse_arg(bad).unwrap_err().to_string();
             assert!(e.contains("data"), "{bad}: {e}");
         }

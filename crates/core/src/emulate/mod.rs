@@ -56,6 +56,7 @@ use kerneltime_ptx::ast::Module;
 use kerneltime_ptx::cfg::Cfg;
 use kerneltime_ptx::diag::Diagnostics;
 use kerneltime_ptx::loops::find_loops;
+pub use warp::local_sector_address;
 use warp::{Emulator, GlobalHint};
 
 pub use args::{
@@ -277,16 +278,7 @@ pub fn emulate_with(
             back_edges.insert(e);
         }
     }
-    let mut em = Emulator::new(
-        &cfg,
-        &dec,
-        params,
-        launch,
-        back_edges,
-        opts.step_budget,
-        globals,
-        opts.unknown,
-    );
+    let mut em = Emulator::new(&cfg, &dec, params, launch, back_edges, globals, &opts);
     let mut blocks = sampling::blocks(&launch, opts.sampling);
     let mut warps = Vec::new();
     let mut seen_notes = BTreeSet::new();
@@ -348,6 +340,9 @@ pub fn emulate_with(
             added += 1;
         }
     }
+    // Launch order: the wave blocks among the sampled ones.
+    blocks.sort_by_key(|b| b.linear);
+    warps.sort_by_key(|w| w.block_linear);
     let sampled = blocks.len() - added;
     notes.push(format!(
         "emulated {} warps of {sampled} sampled blocks out of {} blocks ({} warps per block)",

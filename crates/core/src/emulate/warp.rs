@@ -86,9 +86,8 @@ impl<'a, 'f> Emulator<'a, 'f> {
         params: Vec<Option<u64>>,
         launch: LaunchDims,
         back_edges: HashSet<(usize, usize)>,
-        budget: u64,
         globals: Vec<GlobalHint>,
-        rule: UnknownData,
+        opts: &super::Options,
     ) -> Self {
         Self {
             cfg,
@@ -96,14 +95,14 @@ impl<'a, 'f> Emulator<'a, 'f> {
             params,
             launch,
             back_edges,
-            budget,
+            budget: opts.step_budget,
             regs: vec![UNKNOWN; dec.reg_count],
             addr_scratch: Vec::with_capacity(64),
             sector_scratch: Vec::with_capacity(128),
             special: [UNKNOWN; 4],
             shared: Memory::default(),
             globals,
-            rule,
+            rule: opts.unknown,
         }
     }
 
@@ -513,16 +512,19 @@ impl<'a, 'f> Emulator<'a, 'f> {
                 Some(a) if (SHARED_WINDOW..SHARED_WINDOW + (1 << 32)).contains(&a) => {
                     MemSpace::Shared
                 }
-                Some(a) if (LOCAL_WINDOW..LOCAL_WINDOW + (1 << 40)).contains(&a) => {
-                    MemSpace::Local
-                }
+                Some(a) if (LOCAL_WINDOW..LOCAL_WINDOW + (1 << 40)).contains(&a) => MemSpace::Local,
                 _ => MemSpace::Global,
             },
             _ => MemSpace::Global,
         };
-        if space == MemSpace::Shared && mem.space == Space::Generic {
+        if mem.space == Space::Generic {
+            let window = match space {
+                MemSpace::Shared => SHARED_WINDOW,
+                MemSpace::Local => LOCAL_WINDOW,
+                _ => 0,
+            };
             for a in lane_addr.iter_mut() {
-                *a = a.wrapping_sub(SHARED_WINDOW);
+                *a = a.wrapping_sub(window);
             }
         }
         match d.op {
@@ -554,9 +556,7 @@ impl<'a, 'f> Emulator<'a, 'f> {
             let l = m.trailing_zeros() as usize;
             m &= m - 1;
             addrs.push(if space == MemSpace::Local {
-                // Local memory is interleaved per lane by the hardware (each lane's word at the
-                // same offset sits side by side).
-                (lane_addr[l] & !3).wrapping_mul(WARP as u64) + l as u64 * 4
+                local_sector_address(lane_addr[l], l as u64, &st.trace, self.launch)
             } else {
                 lane_addr[l]
             });
@@ -607,13 +607,10 @@ impl<'a, 'f> Emulator<'a, 'f> {
                 }
             }
             if space == MemSpace::Shared {
-                let ways = banks::conflict_ways(
-                    &addrs,
-                    u64::from(mem.bytes),
-                    &mut self.sector_scratch,
-                )
-                .max(1)
-                    + counted_unknown.min(31);
+                let ways =
+                    banks::conflict_ways(&addrs, u64::from(mem.bytes), &mut self.sector_scratch)
+                        .max(1)
+                        + counted_unknown.min(31);
                 acc.bank_ways = ways.min(32);
                 acc.sectors = acc.bank_ways;
             } else {
@@ -845,4 +842,13 @@ fn same_address(lane_addr: &[u64; WARP], known: u32) -> (u32, u32) {
         most = most.max(run);
     }
     (most, distinct)
+}
+
+/// Where a lane's local word lives for the caches: local memory is interleaved per lane by the
+/// hardware (each lane's word at the same offset sits side by side), and every warp has its
+/// own (tagged by the warp's number in the launch, above any global address).
+pub fn local_sector_address(offset: u64, lane: u64, w: &WarpTrace, l: LaunchDims) -> u64 {
+    let uid =
+        (w.block_linear * u64::from(l.warps_per_block()) + u64::from(w.warp)) & ((1 << 26) - 1);
+    (1 << 63) | (uid << 37) | ((offset & 0xffff_fffc) * WARP as u64 + lane * 4)
 }
