@@ -100,19 +100,7 @@ pub fn data_hints(texts: &[String]) -> Result<Vec<BufferHint>> {
         .collect()
 }
 
-/// Emulates a file's kernel with default options.
-pub fn emulate_file(
-    path: &Path,
-    entry: &str,
-    grid: &str,
-    block: &str,
-    args: &[String],
-    opts: Options,
-) -> Result<Emulation> {
-    emulate_file_with(path, entry, grid, block, args, &[], opts)
-}
-
-/// [`emulate_file`] with data hints.
+/// Emulates a file's kernel with data hints.
 pub fn emulate_file_with(
     path: &Path,
     entry: &str,
@@ -171,7 +159,16 @@ pub fn run(a: &TraceArgs) -> Result<()> {
     );
     println!(
         "{:>14} {:>5} {:>8} {:>7} {:>8} {:>7} {:>8} {:>7} {:>5} {:>6}",
-        "block", "warp", "instr", "ld.req", "ld.sect", "st.req", "st.sect", "sh.req", "ways", "atomic"
+        "block",
+        "warp",
+        "instr",
+        "ld.req",
+        "ld.sect",
+        "st.req",
+        "st.sect",
+        "sh.req",
+        "ways",
+        "atomic"
     );
     for w in &warps {
         println!(

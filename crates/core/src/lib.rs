@@ -15,6 +15,7 @@
 //! is its own crate, `kerneltime-ptx`; the command line is `kerneltime-cli`.
 
 pub mod api;
+pub mod compile;
 pub mod device;
 pub mod emulate;
 pub mod error;
