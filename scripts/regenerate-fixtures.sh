@@ -21,8 +21,8 @@ NVRTC="python3 $ROOT/scripts/nvrtc_compile.py $CUDA12_NVRTC"
 CLANG_CUDA="clang++-14 -x cuda --cuda-device-only -nocudainc -nocudalib -O3 -Wno-unknown-cuda-version -include $ROOT/scripts/cuda_shim.h -Xclang -target-feature -Xclang +ptx70"
 CLANG_OCL="clang-14 -target nvptx64-nvidia-nvcl -x cl -cl-std=CL1.2 -O3 -include $ROOT/scripts/ocl_shim.h"
 
-report() { # report PTXAS ARCH PTX  (also strips this checkout's path from .file lines)
-  sed -i "s|$ROOT/||g" "$3"
+report() { # report PTXAS ARCH PTX  (also strips this checkout's and the toolchain's paths from .file lines)
+  sed -i -e "s|$ROOT/||g" -e "s|$GPU_TC/|.gpu-toolchain/|g" "$3"
   "$1" -v -arch="$2" "$3" -o /dev/null 2>&1 | grep -v "Compile time" > "${3%.ptx}.ptxas.txt"
 }
 

@@ -84,9 +84,19 @@ pub struct PredictArgs {
     /// A scalar kernel argument NAME=VALUE (repeatable).
     #[arg(long = "arg", value_name = "NAME=VALUE")]
     pub args: Vec<String>,
-    /// A ptxas -v / NVRTC / cuobjdump -res-usage report.
+    /// A ptxas -v / NVRTC / cuobjdump -res-usage report (without one, ptxas is run when it is
+    /// on this machine; else 32 registers are assumed).
     #[arg(long, value_name = "LOG")]
     pub resources: Option<PathBuf>,
+    /// What a pointer argument points to: NAME=SPEC with SPEC const:V, iota[:START[:STEP]],
+    /// uniform:LO:HI[:SEED] or file:PATH (.txt/.csv: text numbers; else raw little-endian
+    /// bytes); loads from it return those values (repeatable).
+    #[arg(long = "data", value_name = "NAME=SPEC")]
+    pub data: Vec<String>,
+    /// Dynamic shared memory per block (`.extern .shared`, the launch's third parameter),
+    /// bytes, counted by occupancy.
+    #[arg(long, value_name = "BYTES", default_value_t = 0)]
+    pub dynamic_shared_bytes: u32,
 
     /// A calibration file from `kerneltime calibrate`.
     #[arg(long, value_name = "CAL.toml")]

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use super::predict::PredictArgs;
 use super::print_json;
-use super::trace::emulate_file;
+use super::trace::{data_hints, emulate_file_with};
 use kerneltime::emulate::Options as EmulationOptions;
 use kerneltime::error::{Error, Result};
 use kerneltime::fit::calibrate::CalibrationFile;
@@ -72,14 +72,45 @@ pub fn run(
         }
         None => None,
     };
-    let em = emulate_file(
+    // Without a report, ptxas when it is on this machine.
+    let (resources, resources_origin) = match resources {
+        Some(r) => (Some(r), None),
+        None => {
+            match kerneltime::compile::ptxas::ptxas_resources(
+                ptx,
+                &entry,
+                device.compute_capability,
+            ) {
+                Some(rep) => {
+                    let note = rep.note();
+                    (Some(rep.resources), Some(note))
+                }
+                None => (None, None),
+            }
+        }
+    };
+    let data = data_hints(&args.data)?;
+    let em = emulate_file_with(
         ptx,
         &entry,
         &grid,
         &block,
         &args.args,
+        &data,
         EmulationOptions::default(),
     )?;
+    // Data the emulation could not know: the best case too, for the band.
+    let best_case = if em.data_dependence.any() {
+        let o = EmulationOptions {
+            unknown: kerneltime::emulate::UnknownData::Best,
+            ..EmulationOptions::default()
+        };
+        Some(Arc::new(emulate_file_with(
+            ptx, &entry, &grid, &block, &args.args, &data, o,
+        )?))
+    } else {
+        None
+    };
     let kernel = Kernel::Emulated {
         emulation: Arc::new(em),
         resources,
@@ -90,6 +121,9 @@ pub fn run(
         calibration_kernel: model.map(|m| super::predict::calibration_kernel(args, m)),
         t_p_us: args.t_p_us,
         t_m_cycles: args.t_m_cycles,
+        dynamic_shared_bytes: args.dynamic_shared_bytes,
+        resources_origin,
+        best_case,
         ..Options::default()
     };
     let report = kerneltime::predict_models(&kernel, &device, &models, &options)?;

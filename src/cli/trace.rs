@@ -1,6 +1,7 @@
-//! `kerneltime trace FILE.ptx --entry NAME --grid X[,Y,Z] --block X[,Y,Z] [--arg NAME=VALUE]`:
-//! emulates the sampled warps of one launch and prints, per warp in launch order, its dynamic
-//! instruction count, global requests and sectors, shared requests and bank conflicts, and notes.
+//! `kerneltime trace FILE.ptx --entry NAME --grid X[,Y,Z] --block X[,Y,Z] [--arg NAME=VALUE]
+//! [--data NAME=SPEC] [--best-case]`: emulates the sampled warps of one launch and prints, per
+//! warp in launch order, its dynamic instruction count, global requests and sectors, shared
+//! requests and bank conflicts, atomics, and notes.
 //!
 //! Reading files and printing only; the emulation is `emulate`, the counting `workload::trace`.
 
@@ -10,7 +11,10 @@ use clap::Args;
 use serde_json::json;
 
 use super::print_json;
-use kerneltime::emulate::{emulate, Emulation, KernelArg, LaunchDims, Options, Sampling};
+use kerneltime::emulate::{
+    emulate_with, BufferHint, DataHint, DataSpec, Emulation, KernelArg, LaunchDims, Options,
+    Sampling, UnknownData,
+};
 use kerneltime::error::{Error, Result};
 use kerneltime::ptx::ast::Module;
 use kerneltime::ptx::parse_bytes;
@@ -33,6 +37,15 @@ pub struct TraceArgs {
     /// NAME+OFFSET=VALUE gives the field at byte OFFSET of a struct passed by value.
     #[arg(long = "arg", value_name = "NAME=VALUE")]
     pub args: Vec<String>,
+    /// What a pointer argument points to: NAME=SPEC with SPEC const:V, iota[:START[:STEP]],
+    /// uniform:LO:HI[:SEED] or file:PATH (.txt/.csv: text numbers; else raw little-endian
+    /// bytes); loads from it return those values (repeatable).
+    #[arg(long = "data", value_name = "NAME=SPEC")]
+    pub data: Vec<String>,
+    /// Read data the emulation cannot know in the cheapest legal way (conditional code skipped,
+    /// unknown addresses coalesced) instead of wang2019's conservative rule.
+    #[arg(long)]
+    pub best_case: bool,
     /// Emulate every block instead of the first/interior/last classes.
     #[arg(long)]
     pub all_blocks: bool,
@@ -66,19 +79,42 @@ pub fn launch_of(grid: &str, block: &str) -> Result<LaunchDims> {
     })
 }
 
-/// Emulates a file's kernel with default options.
-pub fn emulate_file(
+/// Reads `--data NAME=SPEC` flags, loading the files they name.
+pub fn data_hints(texts: &[String]) -> Result<Vec<BufferHint>> {
+    texts
+        .iter()
+        .map(|t| {
+            let (param, spec) = DataSpec::parse_arg(t)?;
+            let hint = match spec {
+                DataSpec::Hint(h) => h,
+                DataSpec::File(path) => {
+                    let bytes = kerneltime::error::read_capped(
+                        &path,
+                        kerneltime::emulate::hints::MAX_FILE_ELEMENTS as u64,
+                        "a data hint",
+                    )?;
+                    DataHint::from_file(&path.display().to_string(), bytes)?
+                }
+            };
+            Ok(BufferHint { param, hint })
+        })
+        .collect()
+}
+
+/// Emulates a file's kernel with data hints.
+pub fn emulate_file_with(
     path: &Path,
     entry: &str,
     grid: &str,
     block: &str,
     args: &[String],
+    data: &[BufferHint],
     opts: Options,
 ) -> Result<Emulation> {
     let launch = launch_of(grid, block)?;
     let args = KernelArg::parse_all(args)?;
     let module = load_ptx(path, entry)?;
-    emulate(&module, entry, launch, &args, opts)
+    emulate_with(&module, entry, launch, &args, data, opts)
 }
 
 pub fn run(a: &TraceArgs) -> Result<()> {
@@ -92,8 +128,15 @@ pub fn run(a: &TraceArgs) -> Result<()> {
         } else {
             Sampling::Classes
         },
+        unknown: if a.best_case {
+            UnknownData::Best
+        } else {
+            UnknownData::Worst
+        },
+        ..Options::default()
     };
-    let em = emulate_file(&a.file, &a.entry, &a.grid, &a.block, &a.args, opts)?;
+    let data = data_hints(&a.data)?;
+    let em = emulate_file_with(&a.file, &a.entry, &a.grid, &a.block, &a.args, &data, opts)?;
     let warps: Vec<_> = em.warps.iter().map(|w| w.summary()).collect();
     if a.json {
         return print_json(&json!({
@@ -102,6 +145,9 @@ pub fn run(a: &TraceArgs) -> Result<()> {
             "params": em.params,
             "sampled_blocks": em.sampled_blocks,
             "warps": warps,
+            "wave_blocks": em.wave,
+            "unknown_data": em.unknown,
+            "data_dependence": em.data_dependence,
             "notes": em.notes,
         }));
     }
@@ -113,12 +159,21 @@ pub fn run(a: &TraceArgs) -> Result<()> {
         em.sampled_blocks.len()
     );
     println!(
-        "{:>14} {:>5} {:>8} {:>7} {:>8} {:>7} {:>8} {:>7} {:>5}",
-        "block", "warp", "instr", "ld.req", "ld.sect", "st.req", "st.sect", "sh.req", "ways"
+        "{:>14} {:>5} {:>8} {:>7} {:>8} {:>7} {:>8} {:>7} {:>5} {:>6}",
+        "block",
+        "warp",
+        "instr",
+        "ld.req",
+        "ld.sect",
+        "st.req",
+        "st.sect",
+        "sh.req",
+        "ways",
+        "atomic"
     );
     for w in &warps {
         println!(
-            "{:>14} {:>5} {:>8} {:>7} {:>8} {:>7} {:>8} {:>7} {:>5}",
+            "{:>14} {:>5} {:>8} {:>7} {:>8} {:>7} {:>8} {:>7} {:>5} {:>6}",
             format!("{},{},{}", w.block[0], w.block[1], w.block[2]),
             w.warp,
             w.dynamic_instructions,
@@ -127,7 +182,8 @@ pub fn run(a: &TraceArgs) -> Result<()> {
             w.global_store_requests,
             w.global_store_sectors,
             w.shared_requests,
-            w.shared_bank_conflict_ways
+            w.shared_bank_conflict_ways,
+            w.atomic_requests
         );
     }
     for n in &em.notes {

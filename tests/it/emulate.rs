@@ -142,10 +142,24 @@ fn fdtd_o2_counts_boundary_and_interior() {
     assert_eq!(w.global_load_requests, 11 * 8);
     assert_eq!(w.global_store_requests, 8);
     // Sampled blocks: x in {0, 1}, y in {0, 8, 15}: 6 blocks of 4 warps, in launch order.
-    assert_eq!(e.sampled_blocks.len(), 6);
-    assert_eq!(e.warps.len(), 24);
+    let classes: Vec<u64> = e
+        .sampled_blocks
+        .iter()
+        .filter(|b| b.represents > 0)
+        .map(|b| b.linear)
+        .collect();
+    assert_eq!(classes, vec![0, 1, 16, 17, 30, 31]);
+    // The blocks launched right after the representative one (16, the lowest of the two
+    // interior classes) run beside it: 17 (sampled already), then 18, 19, ... as far as the
+    // wave budget goes (each costs the 4 warps of block 16), in launch order with the others,
+    // standing for no block.
+    assert_eq!(&e.wave[..2], &[16, 17]);
     let order: Vec<u64> = e.sampled_blocks.iter().map(|b| b.linear).collect();
-    assert_eq!(order, vec![0, 1, 16, 17, 30, 31]);
+    assert!(order.windows(2).all(|p| p[0] < p[1]), "{order:?}");
+    for b in e.sampled_blocks.iter().filter(|b| b.represents == 0) {
+        assert!(e.wave.contains(&b.linear) && b.class == "wave", "{b:?}");
+    }
+    assert_eq!(e.warps.len(), 4 * e.sampled_blocks.len());
     let represented: u64 = e.sampled_blocks.iter().map(|b| b.represents).sum();
     assert_eq!(represented, 32);
 }
@@ -330,6 +344,7 @@ fn runaway_loops_stop_with_an_error() {
     let opts = Options {
         step_budget: 10_000,
         sampling: Sampling::Classes,
+        ..Options::default()
     };
     let launch = LaunchDims {
         grid: [1, 1, 1],
@@ -488,6 +503,7 @@ fn every_fixture_kernel_emulates_without_panicking() {
                 let opts = Options {
                     step_budget: 200_000,
                     sampling: Sampling::Classes,
+                    ..Options::default()
                 };
                 let args = KernelArg::parse_all(&args).unwrap();
                 let r = emulate(&m, &f.name, LaunchDims { grid, block }, &args, opts);

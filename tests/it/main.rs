@@ -24,6 +24,7 @@ mod fit_reference;
 mod lslag_fit;
 mod measurement_readers;
 mod measurements_amaris;
+mod memory_effects;
 mod occupancy_oracle;
 mod ptx_drift;
 mod ptx_fixtures;

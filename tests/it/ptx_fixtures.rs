@@ -55,8 +55,8 @@ fn ptx_fixtures() -> Vec<PathBuf> {
 #[test]
 fn every_fixture_parses_without_errors_or_warnings() {
     let files = ptx_fixtures();
-    // 5 CUDA files x 5 routes + 2 OpenCL files.
-    assert_eq!(files.len(), 27);
+    // 6 CUDA files x 5 routes + 2 OpenCL files.
+    assert_eq!(files.len(), 32);
     for p in files {
         let text = std::fs::read_to_string(&p).unwrap();
         let (m, d) = parse(&text);

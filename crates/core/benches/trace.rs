@@ -33,6 +33,7 @@ fn bench(c: &mut Criterion) {
     let res = KernelResources {
         registers_per_thread: 32,
         shared_bytes_per_block: 0,
+        ..Default::default()
     };
     let em = emulate(&m, "dwt_matrix", launch, &args, Options::default()).unwrap();
     assert_eq!(em.warps[0].ops.len(), 28 + 11 * 4542);

@@ -49,7 +49,7 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use crate::device::Device;
-use crate::emulate::{self, Emulation, KernelArg, LaunchDims};
+use crate::emulate::{self, BufferHint, Emulation, KernelArg, LaunchDims, UnknownData};
 use crate::error::{Error, Result};
 use crate::fit::calibrate::CalibrationFile;
 use crate::model::from_trace::{self, PtxFigures, PtxRequest, TraceMix};
@@ -75,6 +75,8 @@ pub struct PtxLaunch {
     pub args: Vec<KernelArg>,
     /// The compiler's resource report for the kernel (registers, shared memory, spills).
     pub resources: Option<kerneltime_ptx::resources::KernelResources>,
+    /// What pointer arguments point to (data hints), by parameter.
+    pub data: Vec<BufferHint>,
 }
 
 impl PtxLaunch {
@@ -96,6 +98,7 @@ impl PtxLaunch {
             launch,
             args,
             resources: None,
+            data: Vec::new(),
         })
     }
 }
@@ -151,6 +154,13 @@ pub struct Options {
     pub t_m_cycles: Option<f64>,
     /// How a PTX launch is emulated.
     pub emulation: emulate::Options,
+    /// Dynamic shared memory per block (`.extern .shared`), bytes, for occupancy.
+    pub dynamic_shared_bytes: u32,
+    /// Where the resource report came from, for the notes (e.g. ptxas run automatically).
+    pub resources_origin: Option<String>,
+    /// For an already emulated kernel ([`Kernel::Emulated`]) that depended on unknown data: the
+    /// same launch emulated with [`UnknownData::Best`] (a PTX kernel is emulated both ways here).
+    pub best_case: Option<Arc<Emulation>>,
 }
 
 /// A model that could not run on this kernel, and why.
@@ -289,11 +299,12 @@ pub fn predict_models(
 
 /// Emulates a PTX launch.
 pub fn emulate_launch(launch: &PtxLaunch, options: &emulate::Options) -> Result<Emulation> {
-    emulate::emulate(
+    emulate::emulate_with(
         &launch.module,
         &launch.entry,
         launch.launch,
         &launch.args,
+        &launch.data,
         *options,
     )
 }
@@ -311,10 +322,26 @@ fn ptx_figures(kernel: &Kernel, device: &Device, options: &Options) -> Result<Op
         } => (emulation.clone(), resources.clone()),
         _ => return Ok(None),
     };
+    // When the emulation depended on data it could not know, the best case too (a band).
+    let best_case = match kernel {
+        Kernel::Ptx(launch)
+            if em.data_dependence.any() && options.emulation.unknown == UnknownData::Worst =>
+        {
+            let o = emulate::Options {
+                unknown: UnknownData::Best,
+                ..options.emulation
+            };
+            Some(Arc::new(emulate_launch(launch, &o)?))
+        }
+        _ => options.best_case.clone(),
+    };
     let req = PtxRequest {
         resources,
         t_p_us: options.t_p_us,
         t_m_cycles: options.t_m_cycles,
+        dynamic_shared_bytes: options.dynamic_shared_bytes,
+        resources_origin: options.resources_origin.clone(),
+        best_case,
     };
     from_trace::figures(device, em, &req).map(Some)
 }

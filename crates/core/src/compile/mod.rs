@@ -15,6 +15,7 @@ pub mod clang;
 pub mod locate;
 pub mod nvcc;
 pub mod nvrtc;
+pub mod ptxas;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

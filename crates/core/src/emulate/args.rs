@@ -229,6 +229,29 @@ impl KernelArg {
     }
 }
 
+/// The position of the parameter `name` names (the PTX name, the name without the kernel prefix,
+/// or the position); the error names `input`.
+pub fn param_index(f: &Function, name: &str, input: &str) -> Result<usize> {
+    let name = name.trim();
+    let prefix = format!("{}_", f.name);
+    f.params
+        .iter()
+        .position(|p| p.name == name || p.name.strip_prefix(&prefix) == Some(name))
+        .or_else(|| name.parse::<usize>().ok().filter(|&k| k < f.params.len()))
+        .ok_or_else(|| {
+            let names: Vec<&str> = f.params.iter().map(|p| p.name.as_str()).collect();
+            Error::invalid(
+                input,
+                format!(
+                    "`{name}` names no parameter of kernel `{}`; parameters (by name or position 0..{}): {}",
+                    f.name,
+                    f.params.len(),
+                    names.join(", ")
+                ),
+            )
+        })
+}
+
 /// Kernel arguments resolved against a kernel's parameters.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ResolvedArgs {
@@ -248,24 +271,7 @@ pub fn resolve_args(f: &Function, args: &[KernelArg], address_bits: u32) -> Resu
     let mut fields: Vec<Vec<(u64, ArgValue)>> = vec![Vec::new(); f.params.len()];
     for a in args {
         let name = a.param.trim();
-        let prefix = format!("{}_", f.name);
-        let idx = f
-            .params
-            .iter()
-            .position(|p| p.name == name || p.name.strip_prefix(&prefix) == Some(name))
-            .or_else(|| name.parse::<usize>().ok().filter(|&k| k < f.params.len()));
-        let Some(k) = idx else {
-            let names: Vec<&str> = f.params.iter().map(|p| p.name.as_str()).collect();
-            return Err(Error::invalid(
-                "args",
-                format!(
-                    "`{name}` names no parameter of kernel `{}`; parameters (by name or position 0..{}): {}",
-                    f.name,
-                    f.params.len(),
-                    names.join(", ")
-                ),
-            ));
-        };
+        let k = param_index(f, name, "args")?;
         let p = &f.params[k];
         match (a.offset, p.array) {
             (Some(off), Some(n)) => {

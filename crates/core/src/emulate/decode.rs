@@ -6,7 +6,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::workload::trace::LatencyClass;
+use crate::workload::trace::{CacheOp, LatencyClass};
 use kerneltime_ptx::ast::{
     type_size_bytes, Function, Instruction, Module, Operand, Param, Variable,
 };
@@ -75,6 +75,10 @@ pub enum OpK {
     Fma,
     Load,
     Store,
+    /// `atom`: read-modify-write that returns the old value.
+    Atom,
+    /// `red`: read-modify-write without a result.
+    Red,
     Bra,
     Ret,
     Bar,
@@ -157,6 +161,10 @@ pub struct Mem {
     pub space: Space,
     /// Bytes per lane (element size times vector width).
     pub bytes: u16,
+    /// Bytes per element (a vector access moves `bytes / elem_bytes` elements).
+    pub elem_bytes: u16,
+    /// The load's cache operator (`Default` for other accesses).
+    pub cache: CacheOp,
 }
 
 /// One decoded instruction.
@@ -577,7 +585,9 @@ impl<'m> Layout<'m> {
             module: HashMap::new(),
             shared: 0,
             global: (u64::from(entry.params.len() as u32) + 2) << GLOBAL_STRIDE_SHIFT,
-            local: LOCAL_WINDOW,
+            // Local symbols are local-space offsets (from 0); `cvta.local` moves them into the
+            // generic window, as `cvta.shared` does for shared ones.
+            local: 0,
         };
         let mut module = HashMap::new();
         for v in &m.variables {
@@ -782,6 +792,26 @@ fn decode_function<'m>(
         }
         dec.insts.push(d);
     }
+    // ptxas assembles an `atom` whose result no instruction reads as a reduction (RED): the
+    // warp does not wait for it. A register that appears in no instruction but its own atom is
+    // never read (guards included).
+    let mut uses: HashMap<&str, u32> = HashMap::new();
+    for i in &cfg.instrs {
+        if let Some(g) = &i.guard {
+            *uses.entry(g.reg.as_str()).or_default() += 1;
+        }
+        for o in &i.operands {
+            count_names(o, &mut uses);
+        }
+    }
+    for (d, i) in dec.insts[inst_base..].iter_mut().zip(&cfg.instrs) {
+        if d.op == OpK::Atom {
+            let result = i.operands.first().and_then(|o| o.name());
+            if result.is_none_or(|r| uses.get(r).copied().unwrap_or(0) <= 1) {
+                d.op = OpK::Red;
+            }
+        }
+    }
     let n = cfg.blocks.len();
     for (b, blk) in cfg.blocks.iter().enumerate() {
         let ipdom = cfg
@@ -918,6 +948,8 @@ fn decode_one(i: &Instruction, cfg: &Cfg, cx: &mut Ctx, block_start: usize) -> D
         "cvta" => OpK::Cvta,
         "ld" | "ldu" => OpK::Load,
         "st" => OpK::Store,
+        "atom" => OpK::Atom,
+        "red" => OpK::Red,
         "bra" => OpK::Bra,
         "ret" | "exit" => OpK::Ret,
         "bar" | "barrier" => {
@@ -1020,7 +1052,7 @@ fn decode_one(i: &Instruction, cfg: &Cfg, cx: &mut Ctx, block_start: usize) -> D
     let mut target = None;
     let writes = !matches!(
         op,
-        OpK::Store | OpK::Bra | OpK::Ret | OpK::Bar | OpK::Call | OpK::BrxIdx
+        OpK::Store | OpK::Red | OpK::Bra | OpK::Ret | OpK::Bar | OpK::Call | OpK::BrxIdx
     ) && !matches!(class, Class::Fence | Class::Store(_));
     let ops = &i.operands;
     match op {
@@ -1036,25 +1068,18 @@ fn decode_one(i: &Instruction, cfg: &Cfg, cx: &mut Ctx, block_start: usize) -> D
             };
             let elem = types.last().map_or(4, |t| u16::from(t.bits.max(8) / 8));
             let bytes = elem * vector_width(i);
-            if let Some(Operand::Address { base, offset, .. }) = addr_op {
-                let base = match base {
-                    Some(b) => cx.src(&Operand::Name(b.clone())),
-                    None => Src::Imm(0),
-                };
-                mem = Some(Mem {
-                    base,
-                    offset: *offset,
-                    space,
-                    bytes,
-                });
+            let cache = if op == OpK::Store {
+                CacheOp::Default
+            } else if opc == "ldu" || i.has("nc") {
+                CacheOp::ReadOnly
+            } else if i.has("cg") || i.has("cv") {
+                CacheOp::BypassL1
+            } else if i.has("ca") {
+                CacheOp::CacheAll
             } else {
-                mem = Some(Mem {
-                    base: Src::Unknown,
-                    offset: 0,
-                    space,
-                    bytes,
-                });
-            }
+                CacheOp::Default
+            };
+            mem = Some(mem_operand(addr_op, space, bytes, elem, cache, cx));
             if op == OpK::Load {
                 if let Some(v) = val_op {
                     cx.dst(v, &mut dst);
@@ -1072,6 +1097,35 @@ fn decode_one(i: &Instruction, cfg: &Cfg, cx: &mut Ctx, block_start: usize) -> D
                         nsrc = 1;
                     }
                 }
+            }
+        }
+        OpK::Atom | OpK::Red => {
+            // atom d, [a], b[, c]; red [a], b.
+            let skip = usize::from(op == OpK::Atom);
+            let space = if i.has("global") {
+                Space::Global
+            } else if i.modifiers.iter().any(|m| m.starts_with("shared")) {
+                Space::Shared
+            } else {
+                Space::Generic
+            };
+            let elem = types.last().map_or(4, |t| u16::from(t.bits.max(8) / 8));
+            mem = Some(mem_operand(
+                ops.get(skip),
+                space,
+                elem * vector_width(i),
+                elem,
+                CacheOp::Default,
+                cx,
+            ));
+            if op == OpK::Atom {
+                if let Some(d) = ops.first() {
+                    cx.dst(d, &mut dst);
+                }
+            }
+            for o in ops.iter().skip(skip + 1).take(4) {
+                srcs[nsrc as usize] = cx.src(o);
+                nsrc += 1;
             }
         }
         OpK::Bra => {
@@ -1125,6 +1179,8 @@ fn decode_one(i: &Instruction, cfg: &Cfg, cx: &mut Ctx, block_start: usize) -> D
                 offset: 0,
                 space: Space::Texture,
                 bytes: elem * vector_width(i),
+                elem_bytes: elem,
+                cache: CacheOp::ReadOnly,
             });
         }
         _ => {
@@ -1170,6 +1226,14 @@ fn decode_one(i: &Instruction, cfg: &Cfg, cx: &mut Ctx, block_start: usize) -> D
         0
     };
     let mut latency = LatencyClass::of(class, opc, ty.float);
+    if op == OpK::Cvt && types.len() >= 2 {
+        if !ty.float && !ty_src.float {
+            // A width change between integers is a move, shift or sign extension in SASS.
+            latency = LatencyClass::Int;
+        } else if ty.bits == 64 || ty_src.bits == 64 {
+            latency = LatencyClass::Convert64;
+        }
+    }
     if op == OpK::Load && matches!(class, Class::Load(Space::Param)) {
         latency = LatencyClass::Param;
     }
@@ -1193,6 +1257,61 @@ fn decode_one(i: &Instruction, cfg: &Cfg, cx: &mut Ctx, block_start: usize) -> D
         line: i.line,
         cvta_shift,
         opcode: static_opcode(opc),
+    }
+}
+
+/// Counts the names an operand mentions (registers, in any position).
+fn count_names<'a>(o: &'a Operand, uses: &mut HashMap<&'a str, u32>) {
+    match o {
+        Operand::Name(n) => *uses.entry(n.as_str()).or_default() += 1,
+        Operand::Address { base, extra, .. } => {
+            if let Some(b) = base {
+                *uses.entry(b.as_str()).or_default() += 1;
+            }
+            for e in extra {
+                count_names(e, uses);
+            }
+        }
+        Operand::Vector(v) | Operand::List(v) => {
+            for e in v {
+                count_names(e, uses);
+            }
+        }
+        Operand::Pair(a, b) => {
+            count_names(a, uses);
+            count_names(b, uses);
+        }
+        Operand::Not(a) => count_names(a, uses),
+        _ => {}
+    }
+}
+
+/// The memory operand of a load, store or atomic.
+fn mem_operand(
+    addr_op: Option<&Operand>,
+    space: Space,
+    bytes: u16,
+    elem_bytes: u16,
+    cache: CacheOp,
+    cx: &mut Ctx,
+) -> Mem {
+    let (base, offset) = match addr_op {
+        Some(Operand::Address { base, offset, .. }) => (
+            match base {
+                Some(b) => cx.src(&Operand::Name(b.clone())),
+                None => Src::Imm(0),
+            },
+            *offset,
+        ),
+        _ => (Src::Unknown, 0),
+    };
+    Mem {
+        base,
+        offset,
+        space,
+        bytes,
+        elem_bytes,
+        cache,
     }
 }
 

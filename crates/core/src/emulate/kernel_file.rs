@@ -68,7 +68,8 @@ enum ArgSource {
 struct BlockKey {
     block: [u32; 3],
     rep: [u32; 3],
-    /// The grid when the kernel reads it, else zeros.
+    /// The grid when the kernel reads it, or when the blocks emulated beside the representative
+    /// one would wrap to the next row (then they depend on the grid's width), else zeros.
     grid: [u32; 3],
     args: Vec<KernelArg>,
 }
@@ -88,6 +89,9 @@ pub struct KernelFile {
     pub registers_per_thread: u32,
     /// Shared memory per block, bytes (the file's, the report's, or the PTX's static shared).
     pub shared_bytes_per_block: u32,
+    /// Spill stores and loads of the report, bytes per thread (0 without one).
+    pub spill_store_bytes: u32,
+    pub spill_load_bytes: u32,
     /// Whether the PTX reads the grid size (then an emulated block is only reused for its grid).
     pub reads_grid_size: bool,
     /// The parameter names the expressions use.
@@ -213,6 +217,7 @@ impl KernelFile {
                 parameters.extend(e.parameter_names());
             }
         }
+        let spill = |b: Option<u64>| b.map_or(0, |b| u32::try_from(b).unwrap_or(u32::MAX));
         if !reads_grid_size {
             notes.push(format!(
                 "{origin}: the kernel never reads the grid size: an emulated block is reused for points that change only the grid"
@@ -227,6 +232,8 @@ impl KernelFile {
             args,
             registers_per_thread: registers,
             shared_bytes_per_block: shared,
+            spill_store_bytes: spill(report.as_ref().and_then(|r| r.spill_store_bytes)),
+            spill_load_bytes: spill(report.as_ref().and_then(|r| r.spill_load_bytes)),
             reads_grid_size,
             parameters,
             memo: Mutex::new(HashMap::new()),
@@ -318,14 +325,16 @@ impl KernelFile {
         launch: LaunchDims,
         args: Vec<KernelArg>,
     ) -> Result<Arc<Emulation>> {
+        let rep = [
+            rep_index(launch.grid[0]),
+            rep_index(launch.grid[1]),
+            rep_index(launch.grid[2]),
+        ];
+        let wave_wraps = rep[0] + super::DEFAULT_WAVE_BLOCKS >= launch.grid[0];
         let key = BlockKey {
             block: launch.block,
-            rep: [
-                rep_index(launch.grid[0]),
-                rep_index(launch.grid[1]),
-                rep_index(launch.grid[2]),
-            ],
-            grid: if self.reads_grid_size {
+            rep,
+            grid: if self.reads_grid_size || wave_wraps {
                 launch.grid
             } else {
                 [0; 3]

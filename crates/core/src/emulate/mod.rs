@@ -6,47 +6,71 @@
 //! Values: each register lane holds a value or is *unknown* (a two-level lattice). Kernel
 //! arguments come from `--arg` (by-value aggregate parameters by field: `p+4=7`); pointer
 //! parameters without a value get distinct synthetic base addresses (`(k + 1) << 36`), so address
-//! patterns are exact relative to them. Values loaded from memory or fetched from textures are
-//! unknown. A register is any name the function declares, with or without `%`; vector registers
-//! and vector operands are tracked per element.
+//! patterns are exact relative to them. A register is any name the function declares, with or
+//! without `%`; vector registers and vector operands are tracked per element. Memory
+//! (`memstate`): shared memory (per block) and local memory (per thread) hold what the kernel
+//! stored there, so a value staged through them stays exact; the warps of a block run in turn
+//! from barrier to barrier, so a store before `bar.sync` is seen by every warp after it. Global
+//! loads return the values of a data hint (`hints`, `--data NAME=SPEC`) when the buffer has one,
+//! else unknown values; global stores are not kept. Texture fetches give unknown values.
 //!
 //! Calls into a `.func` with a body in the module are followed: the callee runs on the calling
 //! lanes with its own SIMT stack, registers and parameter space (arguments and return values
 //! pass through `.param` variables or registers as declared), recursion up to 64 calls deep.
 //! Calls through function pointers or into functions without a body issue as one instruction
-//! with unknown results (a note says so). A branch whose predicate is unknown for some lanes follows wang2019's
-//! conservative rule: those lanes take both sides of a forward branch (the code is assumed to
-//! run), and leave a loop at a backward branch (one more iteration would be a guess); both are
-//! reported in the notes. A per-warp step budget stops runaway loops with an error.
+//! with unknown results (a note says so).
+//!
+//! Unknown data ([`UnknownData`]). `Worst` (the default) follows wang2019's conservative rule: a
+//! forward branch whose predicate is unknown for some lanes runs both sides, an instruction whose
+//! guard is unknown executes, and an unknown address is a sector of its own. `Best` takes the
+//! cheapest legal reading: such lanes skip to the branch's reconvergence point when one side
+//! goes straight there (else fall through), do not execute guarded instructions, and unknown
+//! addresses sit side by side (coalesced), the same for every warp (so they hit in the caches).
+//! Under both, a backward (loop) branch on unknown data leaves the loop (one more iteration
+//! would be a guess). All of it is reported in the notes and counted in [`DataDependence`]. A
+//! per-warp step budget stops runaway loops with an error.
+//!
+//! Atomics (`atom`, `red`) are accesses of their own: the lanes' addresses, the most lanes on
+//! one address and the global addresses updated (`WarpTrace::atomic_targets`) are recorded; the
+//! result of `atom` and the memory they update are unknown afterwards.
 //!
 //! Sampling: blocks at the first, middle and last position of each grid dimension (up to 27
 //! blocks) stand for all blocks; every warp of a sampled block is emulated (partial warps
-//! included), in launch order. `Sampling::All` emulates every block.
+//! included), in launch order. `Sampling::All` emulates every block. The blocks launched right
+//! after the representative block run at the same time on other SMs and share the L2 with it:
+//! up to [`Options::wave_blocks`] of them are emulated too (within
+//! [`Options::wave_budget_instructions`]) and listed in [`Emulation::wave`]; they stand for no
+//! other block.
 //!
-//! What it does NOT do: follow indirect calls, jump tables, or memory contents; model atomics'
-//! values or texture layouts; time anything (that is `model::trace_sim`).
+//! What it does NOT do: follow indirect calls, jump tables, or global stores; compute atomics'
+//! results or texture layouts; time anything (that is `model::trace_sim`).
 
 mod alu;
 pub mod args;
 pub mod decode;
+pub mod hints;
 pub mod kernel_file;
 pub mod launch;
+mod memstate;
 pub mod sampling;
 mod warp;
 
 use std::collections::BTreeSet;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::workload::trace::WarpTrace;
 use decode::{decode, DInst, Src};
 use kerneltime_ptx::ast::Module;
 use kerneltime_ptx::cfg::Cfg;
 use kerneltime_ptx::diag::Diagnostics;
-use warp::Emulator;
+pub use warp::local_sector_address;
+use warp::{Emulator, GlobalHint};
 
 pub use args::{
-    entry_diagnostic, find_entry, resolve_args, ArgValue, KernelArg, ParamValue, ResolvedArgs,
+    entry_diagnostic, find_entry, param_index, resolve_args, ArgValue, KernelArg, ParamValue,
+    ResolvedArgs,
 };
+pub use hints::{BufferHint, DataHint, DataSpec};
 pub use launch::LaunchDims;
 pub use sampling::{positions, representative, SampledBlock, Sampling};
 
@@ -56,11 +80,35 @@ pub const WARP: usize = 32;
 /// Default budget of dynamic instructions per warp.
 pub const DEFAULT_STEP_BUDGET: u64 = 4_000_000;
 
+/// How lanes whose branch predicate, guard or address depends on unknown data are taken (module
+/// doc).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum UnknownData {
+    /// wang2019's conservative rule: both sides run, guarded code executes, scattered addresses.
+    #[default]
+    Worst,
+    /// The cheapest legal reading: conditional code skipped, coalesced addresses.
+    Best,
+}
+
+/// Further blocks that run at the same time as the representative one, emulated by default.
+pub const DEFAULT_WAVE_BLOCKS: u32 = 3;
+/// Warp instructions the wave blocks may add to an emulation by default.
+pub const DEFAULT_WAVE_BUDGET_INSTRUCTIONS: u64 = 300_000;
+
 /// Emulation options.
 #[derive(Debug, Clone, Copy)]
 pub struct Options {
     pub step_budget: u64,
     pub sampling: Sampling,
+    pub unknown: UnknownData,
+    /// Blocks launched right after the representative one (they run at the same time on other
+    /// SMs) to emulate for the L2 they share.
+    pub wave_blocks: u32,
+    /// Most warp instructions those blocks may add (each costs what the representative block
+    /// issued); fewer blocks are emulated when they would exceed it.
+    pub wave_budget_instructions: u64,
 }
 
 impl Default for Options {
@@ -68,7 +116,28 @@ impl Default for Options {
         Self {
             step_budget: DEFAULT_STEP_BUDGET,
             sampling: Sampling::Classes,
+            unknown: UnknownData::Worst,
+            wave_blocks: DEFAULT_WAVE_BLOCKS,
+            wave_budget_instructions: DEFAULT_WAVE_BUDGET_INSTRUCTIONS,
         }
+    }
+}
+
+/// What the emulation could not know, summed over the emulated warps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+pub struct DataDependence {
+    /// Branch executions whose predicate depended on unknown data for some lane.
+    pub branches: u64,
+    /// Lanes of accesses whose address depended on unknown data.
+    pub unknown_address_lanes: u64,
+    /// Lanes of predicated instructions whose guard depended on unknown data.
+    pub unknown_guard_lanes: u64,
+}
+
+impl DataDependence {
+    /// Whether the best and worst readings of unknown data can differ.
+    pub fn any(&self) -> bool {
+        self.branches + self.unknown_address_lanes + self.unknown_guard_lanes > 0
     }
 }
 
@@ -87,6 +156,13 @@ pub struct Emulation {
     /// Registers each instruction writes and reads (by function instruction index), for
     /// dependency analyses of the traces (ILP, MLP).
     pub regs: Vec<InstrRegs>,
+    /// Linear indices of the emulated blocks that run at the same time as the representative
+    /// block, the representative first (see the module doc).
+    pub wave: Vec<u64>,
+    /// How unknown data were read.
+    pub unknown: UnknownData,
+    /// What depended on unknown data.
+    pub data_dependence: DataDependence,
 }
 
 /// Register numbers an instruction writes and reads (`NO_REG` for an empty slot).
@@ -145,14 +221,60 @@ pub fn emulate(
     args: &[KernelArg],
     opts: Options,
 ) -> Result<Emulation> {
+    emulate_with(m, entry, launch, args, &[], opts)
+}
+
+/// [`emulate`] with data hints for pointer parameters.
+pub fn emulate_with(
+    m: &Module,
+    entry: &str,
+    launch: LaunchDims,
+    args: &[KernelArg],
+    data: &[BufferHint],
+    opts: Options,
+) -> Result<Emulation> {
     let f = find_entry(m, entry)?;
     launch.validate(f)?;
     let address_bits = m.address_size.unwrap_or(64);
     let resolved = resolve_args(f, args, address_bits)?;
+    let params = &resolved.values;
+    let mut notes = Vec::new();
+    let mut globals = Vec::new();
+    for h in data {
+        let k = param_index(f, &h.param, "data")?;
+        let p = &f.params[k];
+        let address_type = if address_bits == 32 {
+            matches!(p.ty.as_str(), "u32" | "b32" | "s32")
+        } else {
+            matches!(p.ty.as_str(), "u64" | "b64" | "s64")
+        };
+        let Some(base) = params[k].filter(|_| address_type && p.array.is_none()) else {
+            return Err(Error::invalid(
+                "data",
+                format!(
+                    "`{}` is a .{} parameter, not a pointer: a data hint describes the buffer a pointer argument points to",
+                    p.name, p.ty
+                ),
+            ));
+        };
+        let end = match h.hint.extent_bytes(1) {
+            Some(n) if matches!(h.hint, DataHint::Bytes(_)) => base.saturating_add(n),
+            _ => base.saturating_add(1 << decode::GLOBAL_STRIDE_SHIFT),
+        };
+        notes.push(format!(
+            "data hint: loads from `{}` read {}",
+            p.name,
+            h.hint.describe()
+        ));
+        globals.push(GlobalHint {
+            base,
+            end,
+            hint: h.hint.clone(),
+        });
+    }
     let mut diags = Diagnostics::default();
     let cfg = Cfg::build(f, &mut diags);
     let dec = decode(m, f, &cfg);
-    let mut notes = Vec::new();
     for (op, line) in dec.opaque.iter().take(8) {
         notes.push(format!(
             "line {line}: `{op}` is not emulated; it issues and its result is unknown"
@@ -172,17 +294,17 @@ pub fn emulate(
     }
     let mut em = Emulator::new(
         &dec,
-        resolved.values,
-        resolved.fields,
+        resolved.values.clone(),
+        resolved.fields.clone(),
         launch,
-        opts.step_budget,
+        globals,
+        &opts,
     );
-    let blocks = sampling::blocks(&launch, opts.sampling);
+    let mut blocks = sampling::blocks(&launch, opts.sampling);
     let mut warps = Vec::new();
     let mut seen_notes = BTreeSet::new();
-    for b in &blocks {
-        for w in 0..launch.warps_per_block() {
-            let t = em.run_warp(b.block, w)?;
+    let mut keep = |traces: Vec<WarpTrace>, warps: &mut Vec<WarpTrace>, notes: &mut Vec<String>| {
+        for t in traces {
             for n in &t.notes {
                 if seen_notes.insert(n.clone()) {
                     notes.push(n.clone());
@@ -190,14 +312,77 @@ pub fn emulate(
             }
             warps.push(t);
         }
+    };
+    for b in &blocks {
+        let traces = em.run_block(b.block)?;
+        keep(traces, &mut warps, &mut notes);
     }
-    let sampled = blocks.len();
+    // The blocks launched right after the representative one share the L2 with it.
+    let mut wave = Vec::new();
+    let mut added = 0;
+    if let Some(rep) = representative(&blocks).cloned() {
+        wave.push(rep.linear);
+        let cost: u64 = warps
+            .iter()
+            .filter(|w| w.block_linear == rep.linear)
+            .map(|w| w.ops.len() as u64)
+            .sum::<u64>()
+            .max(1);
+        let mut budget = opts.wave_budget_instructions;
+        for j in 1..=u64::from(opts.wave_blocks) {
+            let lin = rep.linear + j;
+            if lin >= launch.blocks() {
+                break;
+            }
+            if blocks.iter().any(|b| b.linear == lin) {
+                wave.push(lin);
+                continue;
+            }
+            if cost > budget {
+                break;
+            }
+            budget -= cost;
+            let g = launch.grid;
+            let (gx, gy) = (u64::from(g[0]), u64::from(g[1]));
+            let block = [
+                (lin % gx) as u32,
+                ((lin / gx) % gy) as u32,
+                (lin / (gx * gy)) as u32,
+            ];
+            let traces = em.run_block(block)?;
+            keep(traces, &mut warps, &mut notes);
+            blocks.push(SampledBlock {
+                block,
+                linear: lin,
+                represents: 0,
+                class: "wave".into(),
+            });
+            wave.push(lin);
+            added += 1;
+        }
+    }
+    // Launch order: the wave blocks among the sampled ones.
+    blocks.sort_by_key(|b| b.linear);
+    warps.sort_by_key(|w| w.block_linear);
+    let sampled = blocks.len() - added;
     notes.push(format!(
         "emulated {} warps of {sampled} sampled blocks out of {} blocks ({} warps per block)",
         warps.len(),
         launch.blocks(),
         launch.warps_per_block()
     ));
+    if added > 0 {
+        notes.push(format!(
+            "emulated {added} more blocks launched right after the representative block {} (they run at the same time and share the L2)",
+            wave[0]
+        ));
+    }
+    let mut dd = DataDependence::default();
+    for w in &warps {
+        dd.branches += w.data_dependent_branches;
+        dd.unknown_address_lanes += w.unknown_address_lanes;
+        dd.unknown_guard_lanes += w.unknown_guard_lanes;
+    }
     Ok(Emulation {
         entry: entry.to_string(),
         launch,
@@ -207,5 +392,8 @@ pub fn emulate(
         shared_bytes_static: dec.shared_bytes,
         notes,
         regs: dec.insts.iter().map(instr_regs).collect(),
+        wave,
+        unknown: opts.unknown,
+        data_dependence: dd,
     })
 }

@@ -1,9 +1,14 @@
-//! One warp running the kernel: a SIMT stack with reconvergence at immediate post-dominators,
-//! guard predicates, unknown-predicate branches (wang2019's conservative rule), memory accesses
-//! with coalescing and bank conflicts, and the step budget. The result is a `WarpTrace`.
+//! One block's warps running the kernel: a SIMT stack per warp with reconvergence at immediate
+//! post-dominators, guard predicates, unknown-predicate branches (wang2019's conservative rule,
+//! or the best case), memory accesses with coalescing and bank conflicts, the values kept in
+//! shared and local memory and read from hinted buffers, atomics, and the step budget. The
+//! warps of a block run in turn up to each barrier, so that what one warp stores in shared
+//! memory before a barrier is there for every warp after it. The result is one `WarpTrace` per
+//! warp.
 //!
 //! Calls into `.func`s are followed by `frame` (each call runs the callee's own SIMT stack on
-//! the calling lanes, with its own registers and parameter space); vector moves and texture
+//! the calling lanes, with its own registers and parameter space; a barrier inside a called
+//! function does not wait for the other warps, a note says so); vector moves and texture
 //! fetches are `vector`'s.
 
 mod frame;
@@ -11,17 +16,61 @@ mod vector;
 
 use std::collections::HashSet;
 
-use super::alu::{alu, fast_lanes, fput, Lanes, View, UNKNOWN};
+use super::alu::{alu, fast_lanes, fput, mask_bits, sext, Lanes, View, UNKNOWN};
 use super::args::ArgValue;
-use super::decode::{DInst, Decoded, OpK, Special, Src, Ty};
+use super::decode::{DInst, Decoded, Mem, OpK, Special, Src, Ty};
 use super::decode::{LOCAL_WINDOW, SHARED_WINDOW};
+use super::hints::DataHint;
 use super::launch::LaunchDims;
+use super::memstate::{local_byte, Memory};
 use super::sampling::linear;
-use super::WARP;
+use super::{UnknownData, WARP};
 use crate::error::{Error, Result};
 use crate::memory::{banks, coalescing};
-use crate::workload::trace::{MemAccess, MemSpace, TraceOp, WarpTrace};
+use crate::workload::trace::{Atomic, LatencyClass, MemAccess, MemSpace, TraceOp, WarpTrace};
 use kerneltime_ptx::classify::Space;
+
+/// Base of the synthetic addresses the best case gives lanes whose address is unknown (one
+/// 16 MiB region per instruction, lanes side by side).
+const UNKNOWN_WINDOW: u64 = 0x7d00_0000_0000;
+
+const U64: Ty = Ty {
+    bits: 64,
+    signed: false,
+    float: false,
+};
+
+/// A hinted global buffer: `[base, end)` holds `hint`'s values.
+#[derive(Debug, Clone)]
+pub(super) struct GlobalHint {
+    pub(super) base: u64,
+    pub(super) end: u64,
+    pub(super) hint: DataHint,
+}
+
+/// A warp between barriers: its registers, SIMT stack, trace so far and local memory.
+pub(super) struct WarpState {
+    block: [u32; 3],
+    warp: u32,
+    regs: Vec<Lanes>,
+    stack: Vec<Entry>,
+    /// Where to go on in the top entry's block after a barrier (an instruction index).
+    resume: Option<usize>,
+    trace: WarpTrace,
+    noted: HashSet<u32>,
+    local: Memory,
+    /// The warp's call frames (the kernel's parameter space, and callees' while they run).
+    frames: frame::Frames,
+    done: bool,
+}
+
+/// How a frame stopped running.
+enum Stop {
+    /// Every lane returned; the lanes that left the warp (`exit`, or `ret` from the kernel).
+    Returned(u32),
+    /// The kernel's frame reached a barrier (it goes on from `WarpState::resume`).
+    Barrier,
+}
 
 #[derive(Debug, Clone, Copy)]
 struct Entry {
@@ -33,15 +82,21 @@ struct Entry {
 pub(super) struct Emulator<'a> {
     dec: &'a Decoded,
     params: Vec<Option<u64>>,
+    /// Fields of by-value aggregate kernel parameters given as arguments: (offset, value).
+    fields: Vec<Vec<(u64, ArgValue)>>,
     launch: LaunchDims,
     budget: u64,
-    /// Call frames: parameter spaces, which functions are running, the depth.
+    /// The call frames of the warp running now (swapped in and out with its registers).
     frames: frame::Frames,
     regs: Vec<Lanes>,
     addr_scratch: Vec<u64>,
     sector_scratch: Vec<u64>,
     /// `%tid.x`, `%tid.y`, `%tid.z` and `%laneid` of the current warp.
     special: [Lanes; 4],
+    /// The current block's shared memory.
+    shared: Memory,
+    globals: Vec<GlobalHint>,
+    rule: UnknownData,
 }
 
 impl<'a> Emulator<'a> {
@@ -50,18 +105,23 @@ impl<'a> Emulator<'a> {
         params: Vec<Option<u64>>,
         fields: Vec<Vec<(u64, ArgValue)>>,
         launch: LaunchDims,
-        budget: u64,
+        globals: Vec<GlobalHint>,
+        opts: &super::Options,
     ) -> Self {
         Self {
             dec,
             params,
+            frames: frame::Frames::new(fields.clone(), dec.funcs.len()),
+            fields,
             launch,
-            budget,
-            frames: frame::Frames::new(fields, dec.funcs.len()),
+            budget: opts.step_budget,
             regs: vec![UNKNOWN; dec.reg_count],
             addr_scratch: Vec::with_capacity(64),
             sector_scratch: Vec::with_capacity(128),
             special: [UNKNOWN; 4],
+            shared: Memory::default(),
+            globals,
+            rule: opts.unknown,
         }
     }
 
@@ -135,8 +195,48 @@ impl<'a> Emulator<'a> {
         }
     }
 
-    /// Runs one warp of a block to completion.
-    pub(super) fn run_warp(&mut self, block: [u32; 3], warp: u32) -> Result<WarpTrace> {
+    /// Runs every warp of a block to completion, in turn from barrier to barrier; the traces
+    /// in warp order.
+    pub(super) fn run_block(&mut self, block: [u32; 3]) -> Result<Vec<WarpTrace>> {
+        self.shared.clear();
+        let mut warps: Vec<WarpState> = (0..self.launch.warps_per_block())
+            .map(|w| self.start(block, w))
+            .collect();
+        loop {
+            let mut ran = false;
+            for st in warps.iter_mut().filter(|s| !s.done) {
+                std::mem::swap(&mut self.regs, &mut st.regs);
+                std::mem::swap(&mut self.frames, &mut st.frames);
+                self.set_special(st.warp);
+                let r = self.run(st);
+                std::mem::swap(&mut self.regs, &mut st.regs);
+                std::mem::swap(&mut self.frames, &mut st.frames);
+                r?;
+                ran = true;
+            }
+            if !ran {
+                break;
+            }
+        }
+        Ok(warps
+            .into_iter()
+            .map(|mut s| {
+                let t = &mut s.trace.atomic_targets;
+                t.sort_unstable();
+                t.dedup_by(|b, a| {
+                    let same = a.0 == b.0;
+                    if same {
+                        a.1 += b.1;
+                    }
+                    same
+                });
+                s.trace
+            })
+            .collect())
+    }
+
+    /// A warp of a block at the kernel's first instruction.
+    fn start(&self, block: [u32; 3], warp: u32) -> WarpState {
         let tpb = self.launch.threads_per_block();
         let first = warp * WARP as u32;
         let threads = (tpb - first).min(WARP as u32);
@@ -145,53 +245,65 @@ impl<'a> Emulator<'a> {
         } else {
             (1u32 << threads) - 1
         };
-        for r in self.regs.iter_mut() {
-            r.known = 0;
-        }
-        self.frames.reset();
-        self.set_special(warp);
-        let mut trace = WarpTrace {
+        WarpState {
             block,
-            block_linear: linear(&self.launch, block),
             warp,
-            threads,
-            ..Default::default()
-        };
-        let mut noted: HashSet<u32> = HashSet::new();
-        self.run_frame(0, full, block, warp, &mut trace, &mut noted)?;
-        Ok(trace)
+            regs: vec![UNKNOWN; self.dec.reg_count],
+            stack: vec![Entry {
+                pc: 0,
+                mask: full,
+                reconv: self.dec.funcs.first().map_or(0, |f| f.block_end),
+            }],
+            resume: None,
+            trace: WarpTrace {
+                block,
+                block_linear: linear(&self.launch, block),
+                warp,
+                threads,
+                ..Default::default()
+            },
+            noted: HashSet::new(),
+            local: Memory::default(),
+            frames: frame::Frames::new(self.fields.clone(), self.dec.funcs.len()),
+            done: false,
+        }
     }
 
-    /// Runs function `func` of the program (0 is the kernel) on the lanes of `mask` until they
-    /// all return; returns the lanes that left the warp (`exit`, or `ret` from the kernel).
+    /// Runs a warp (its registers and frames swapped in) until its next barrier or its end.
+    fn run(&mut self, st: &mut WarpState) -> Result<()> {
+        let mut stack = std::mem::take(&mut st.stack);
+        let stop = self.run_frame(0, &mut stack, st);
+        st.stack = stack;
+        if let Stop::Returned(_) = stop? {
+            st.done = true;
+        }
+        Ok(())
+    }
+
+    /// Runs function `func` of the program (0 is the kernel) on its SIMT `stack` until every
+    /// lane returns or, in the kernel's frame, a barrier is reached.
     fn run_frame(
         &mut self,
         func: usize,
-        mask: u32,
-        block: [u32; 3],
-        warp: u32,
-        trace: &mut WarpTrace,
-        noted: &mut HashSet<u32>,
-    ) -> Result<u32> {
+        stack: &mut Vec<Entry>,
+        st: &mut WarpState,
+    ) -> Result<Stop> {
+        let (block, warp) = (st.block, st.warp);
         let (first, nblocks) = {
             let f = &self.dec.funcs[func];
             (f.block_start, f.block_end)
         };
         let mut exited = 0u32;
-        let mut stack = vec![Entry {
-            pc: first,
-            mask,
-            reconv: nblocks,
-        }];
         while let Some(top) = stack.last().copied() {
             if top.mask == 0 || top.pc == top.reconv || top.pc >= nblocks || top.pc < first {
                 stack.pop();
+                st.resume = None;
                 continue;
             }
             let b = top.pc;
             let blk = self.dec.blocks[b];
-            let (start, end) = (blk.start, blk.end);
-            if trace.ops.len() as u64 + (end - start) as u64 > self.budget {
+            let (start, end) = (st.resume.take().unwrap_or(blk.start), blk.end);
+            if st.trace.ops.len() as u64 + (end - start) as u64 > self.budget {
                 let line = self.dec.insts.get(start).map_or(blk.line, |d| d.line);
                 return Err(Error::invalid(
                     "ptx",
@@ -221,15 +333,23 @@ impl<'a> Emulator<'a> {
                     }
                     guard_unknown = active & !p.known;
                     exec = (t & p.known) | guard_unknown;
+                    if guard_unknown != 0 && d.op != OpK::Bra {
+                        st.trace.unknown_guard_lanes += u64::from(guard_unknown.count_ones());
+                        if self.rule == UnknownData::Best {
+                            // Best case: a lane whose guard is unknown does not execute.
+                            exec &= !guard_unknown;
+                            guard_unknown = 0;
+                        }
+                    }
                 }
-                let mut op = TraceOp {
+                let op = TraceOp {
                     instr: k as u32,
                     latency: d.latency,
                     access: TraceOp::NO_ACCESS,
                 };
                 match d.op {
                     OpK::Bra => {
-                        trace.ops.push(op);
+                        st.trace.ops.push(op);
                         let Some(target) = d.target else {
                             return Err(Error::invalid(
                                 "ptx",
@@ -241,20 +361,43 @@ impl<'a> Emulator<'a> {
                         };
                         let back = self.dec.back_edges.contains(&(b, target));
                         let known_taken = exec & !guard_unknown;
+                        let r = blk.ipdom.min(nblocks);
+                        if guard_unknown != 0 {
+                            st.trace.data_dependent_branches += 1;
+                        }
                         let (taken, fall) = if guard_unknown == 0 {
                             (exec, active & !exec)
                         } else if back {
-                            if noted.insert(d.line) {
-                                trace.notes.push(format!(
+                            if st.noted.insert(d.line) {
+                                st.trace.notes.push(format!(
                                     "line {}: loop branch depends on data for {} lanes; those lanes leave the loop here (conservative rule cannot bound it)",
                                     d.line,
                                     guard_unknown.count_ones()
                                 ));
                             }
                             (known_taken, active & !known_taken)
+                        } else if self.rule == UnknownData::Best {
+                            // Best case: the lanes take the side that goes straight to the
+                            // reconvergence point (skipping the conditional code), else they
+                            // fall through.
+                            let skip = target == r;
+                            if st.noted.insert(d.line) {
+                                st.trace.notes.push(format!(
+                                    "line {}: data-dependent branch ({} lanes); best case: those lanes {}",
+                                    d.line,
+                                    guard_unknown.count_ones(),
+                                    if skip { "jump to the reconvergence point" } else { "fall through" }
+                                ));
+                            }
+                            let t = if skip {
+                                known_taken | guard_unknown
+                            } else {
+                                known_taken
+                            };
+                            (t, active & !t)
                         } else {
-                            if noted.insert(d.line) {
-                                trace.notes.push(format!(
+                            if st.noted.insert(d.line) {
+                                st.trace.notes.push(format!(
                                     "line {}: data-dependent branch ({} lanes); both paths assumed to run (wang2019's conservative rule)",
                                     d.line,
                                     guard_unknown.count_ones()
@@ -267,7 +410,6 @@ impl<'a> Emulator<'a> {
                         } else if taken == 0 {
                             next = b + 1;
                         } else {
-                            let r = blk.ipdom.min(nblocks);
                             if let Some(t) = stack.last_mut() {
                                 t.pc = r;
                             }
@@ -285,7 +427,7 @@ impl<'a> Emulator<'a> {
                         }
                     }
                     OpK::Ret => {
-                        trace.ops.push(op);
+                        st.trace.ops.push(op);
                         let leaving = exec & !guard_unknown;
                         if func == 0 || d.opcode == "exit" {
                             exited |= leaving;
@@ -306,11 +448,10 @@ impl<'a> Emulator<'a> {
                         ));
                     }
                     OpK::Call => {
-                        trace.ops.push(op);
+                        st.trace.ops.push(op);
                         match d.target {
                             Some(call) => {
-                                let gone =
-                                    self.call(call, exec, d.line, block, warp, trace, noted)?;
+                                let gone = self.call(call, exec, d.line, st)?;
                                 if gone != 0 {
                                     for e in stack.iter_mut() {
                                         e.mask &= !gone;
@@ -328,165 +469,51 @@ impl<'a> Emulator<'a> {
                         }
                     }
                     OpK::Tex => {
-                        self.texture(d, k, exec, block, warp, trace, &mut op, noted);
-                        trace.ops.push(op);
+                        let mut op = op;
+                        self.texture(
+                            d,
+                            k,
+                            exec,
+                            block,
+                            warp,
+                            &mut st.trace,
+                            &mut op,
+                            &mut st.noted,
+                        );
+                        st.trace.ops.push(op);
                     }
                     OpK::VecMov | OpK::Pack | OpK::Unpack => {
-                        trace.ops.push(op);
+                        st.trace.ops.push(op);
                         self.vector_move(d, exec, guard_unknown, block, warp);
                     }
-                    OpK::Load | OpK::Store => {
-                        let Some(mem) = d.mem else {
-                            trace.ops.push(op);
-                            continue;
-                        };
-                        if mem.space == Space::Param {
-                            trace.ops.push(op);
-                            self.param_access(d, mem, exec, guard_unknown, block, warp);
-                            continue;
-                        }
-                        // Addresses of executing lanes.
-                        let mut unknown_lanes = 0u32;
-                        let mut addrs = std::mem::take(&mut self.addr_scratch);
-                        {
-                            let base = self.view(
-                                mem.base,
-                                Ty {
-                                    bits: 64,
-                                    signed: false,
-                                    float: false,
-                                },
-                                block,
-                                warp,
-                            );
-                            let bk = base.known();
-                            addrs.clear();
-                            let mut m = exec;
-                            while m != 0 {
-                                let l = m.trailing_zeros() as usize;
-                                m &= m - 1;
-                                if bk & (1 << l) != 0 {
-                                    addrs.push(base.get(l).wrapping_add(mem.offset as u64));
-                                } else {
-                                    unknown_lanes += 1;
-                                }
+                    OpK::Load | OpK::Store | OpK::Atom | OpK::Red => {
+                        self.memory(d, op, exec, guard_unknown, st);
+                    }
+                    OpK::Bar => {
+                        st.trace.ops.push(op);
+                        self.set_unknown(&d.dst, exec);
+                        if func == 0 {
+                            // The other warps of the block run up to this barrier before this
+                            // one goes on, so that their stores are seen after it.
+                            if let Some(t) = stack.last_mut() {
+                                t.mask = active;
                             }
+                            st.resume = Some(k + 1);
+                            return Ok(Stop::Barrier);
                         }
-                        self.addr_scratch = addrs;
-                        let space = match mem.space {
-                            Space::Shared => MemSpace::Shared,
-                            Space::Local => MemSpace::Local,
-                            Space::Const => MemSpace::Const,
-                            Space::Generic => match self.addr_scratch.first() {
-                                Some(&a)
-                                    if (SHARED_WINDOW..SHARED_WINDOW + (1 << 32)).contains(&a) =>
-                                {
-                                    MemSpace::Shared
-                                }
-                                Some(&a)
-                                    if (LOCAL_WINDOW..LOCAL_WINDOW + (1 << 40)).contains(&a) =>
-                                {
-                                    MemSpace::Local
-                                }
-                                _ => MemSpace::Global,
-                            },
-                            _ => MemSpace::Global,
-                        };
-                        if space == MemSpace::Shared && mem.space == Space::Generic {
-                            for a in self.addr_scratch.iter_mut() {
-                                *a -= SHARED_WINDOW;
-                            }
-                        }
-                        if space == MemSpace::Local {
-                            // Local memory is interleaved per lane by the hardware (each lane's
-                            // word at the same offset sits side by side).
-                            let mut m = exec;
-                            let mut idx = 0;
-                            while m != 0 {
-                                let l = m.trailing_zeros() as u64;
-                                m &= m - 1;
-                                if let Some(a) = self.addr_scratch.get_mut(idx) {
-                                    *a = (*a & !3).wrapping_mul(WARP as u64) + l * 4;
-                                }
-                                idx += 1;
-                            }
-                        }
-                        if unknown_lanes > 0 && noted.insert(d.line) {
-                            trace.notes.push(format!(
-                                "line {}: address unknown for {unknown_lanes} lanes (it depends on loaded data); each counted as its own sector",
+                        if st.noted.insert(d.line) {
+                            st.trace.notes.push(format!(
+                                "line {}: barrier inside a called function: this warp goes on without waiting for the others",
                                 d.line
                             ));
                         }
-                        let lanes = exec.count_ones();
-                        let mut acc = MemAccess {
-                            instr: k as u32,
-                            space,
-                            store: d.op == OpK::Store,
-                            lanes: lanes as u8,
-                            bytes_per_lane: mem.bytes,
-                            addresses_known: unknown_lanes == 0,
-                            sectors: 0,
-                            lines: 0,
-                            bank_ways: 0,
-                            sector_start: trace.sector_ids.len() as u32,
-                            sector_end: trace.sector_ids.len() as u32,
-                        };
-                        if lanes > 0 {
-                            if space == MemSpace::Shared {
-                                acc.bank_ways = banks::conflict_ways(
-                                    &self.addr_scratch,
-                                    u64::from(mem.bytes),
-                                    &mut self.sector_scratch,
-                                )
-                                .max(1)
-                                    + unknown_lanes.min(31);
-                                acc.bank_ways = acc.bank_ways.min(32);
-                                acc.sectors = acc.bank_ways;
-                            } else {
-                                acc.lines = coalescing::sectors_of(
-                                    &self.addr_scratch,
-                                    u64::from(mem.bytes),
-                                    &mut self.sector_scratch,
-                                ) + unknown_lanes;
-                                acc.sectors = self.sector_scratch.len() as u32 + unknown_lanes;
-                                trace.sector_ids.extend_from_slice(&self.sector_scratch);
-                                acc.sector_end = trace.sector_ids.len() as u32;
-                            }
-                            op.access = trace.accesses.len() as u32;
-                            trace.accesses.push(acc);
-                        }
-                        op.latency = match (space, d.op == OpK::Store) {
-                            (MemSpace::Shared, false) => {
-                                crate::workload::trace::LatencyClass::SharedLoad
-                            }
-                            (MemSpace::Shared, true) => {
-                                crate::workload::trace::LatencyClass::SharedStore
-                            }
-                            (MemSpace::Local, false) => {
-                                crate::workload::trace::LatencyClass::LocalLoad
-                            }
-                            (MemSpace::Local, true) => {
-                                crate::workload::trace::LatencyClass::LocalStore
-                            }
-                            (MemSpace::Const, _) => crate::workload::trace::LatencyClass::ConstLoad,
-                            (MemSpace::Global, false) => {
-                                crate::workload::trace::LatencyClass::GlobalLoad
-                            }
-                            (MemSpace::Global, true) => {
-                                crate::workload::trace::LatencyClass::GlobalStore
-                            }
-                        };
-                        trace.ops.push(op);
-                        if d.op == OpK::Load {
-                            self.set_unknown(&d.dst, exec);
-                        }
                     }
-                    OpK::Bar | OpK::Opaque => {
-                        trace.ops.push(op);
+                    OpK::Opaque => {
+                        st.trace.ops.push(op);
                         self.set_unknown(&d.dst, exec);
                     }
                     _ => {
-                        trace.ops.push(op);
+                        st.trace.ops.push(op);
                         self.arith(d, exec, guard_unknown, block, warp);
                     }
                 }
@@ -501,7 +528,318 @@ impl<'a> Emulator<'a> {
                 }
             }
         }
-        Ok(exited)
+        Ok(Stop::Returned(exited))
+    }
+
+    /// The value a hinted global buffer holds at `addr` for a load of `ty`.
+    fn hinted(&self, addr: u64, ty: Ty, elem_bytes: u64) -> Option<u64> {
+        let g = self
+            .globals
+            .iter()
+            .find(|g| (g.base..g.end).contains(&addr))?;
+        g.hint.value_at(addr - g.base, ty, elem_bytes)
+    }
+
+    /// A load, store or atomic: the lanes' addresses, the memory touched, the values moved, and
+    /// the access record of the trace.
+    fn memory(&mut self, d: &DInst, mut op: TraceOp, exec: u32, gu: u32, st: &mut WarpState) {
+        let (block, warp) = (st.block, st.warp);
+        let Some(mem) = d.mem else {
+            st.trace.ops.push(op);
+            if matches!(d.op, OpK::Load | OpK::Atom) {
+                self.set_unknown(&d.dst, exec);
+            }
+            return;
+        };
+        if mem.space == Space::Param {
+            st.trace.ops.push(op);
+            self.param_access(d, mem, exec, gu, block, warp);
+            return;
+        }
+        // Addresses of the executing lanes.
+        let mut lane_addr = [0u64; WARP];
+        let mut known = 0u32;
+        {
+            let base = self.view(mem.base, U64, block, warp);
+            let bk = base.known();
+            let mut m = exec & bk;
+            while m != 0 {
+                let l = m.trailing_zeros() as usize;
+                m &= m - 1;
+                lane_addr[l] = base.get(l).wrapping_add(mem.offset as u64);
+                known |= 1 << l;
+            }
+        }
+        let unknown = exec & !known;
+        let unknown_lanes = unknown.count_ones();
+        st.trace.unknown_address_lanes += u64::from(unknown_lanes);
+        let first = (known != 0).then(|| lane_addr[known.trailing_zeros() as usize]);
+        let space = match mem.space {
+            Space::Shared => MemSpace::Shared,
+            Space::Local => MemSpace::Local,
+            Space::Const => MemSpace::Const,
+            Space::Generic => match first {
+                Some(a) if (SHARED_WINDOW..SHARED_WINDOW + (1 << 32)).contains(&a) => {
+                    MemSpace::Shared
+                }
+                Some(a) if (LOCAL_WINDOW..LOCAL_WINDOW + (1 << 40)).contains(&a) => MemSpace::Local,
+                _ => MemSpace::Global,
+            },
+            _ => MemSpace::Global,
+        };
+        if mem.space == Space::Generic {
+            let window = match space {
+                MemSpace::Shared => SHARED_WINDOW,
+                MemSpace::Local => LOCAL_WINDOW,
+                _ => 0,
+            };
+            for a in lane_addr.iter_mut() {
+                *a = a.wrapping_sub(window);
+            }
+        }
+        match d.op {
+            OpK::Load => self.load_values(d, &mem, space, exec, known, gu, &lane_addr, st),
+            OpK::Store => self.store_values(d, &mem, space, exec, known, gu, &lane_addr, st),
+            _ => {
+                // Atomics: the result is unknown, and so is what the memory holds afterwards.
+                self.set_unknown(&d.dst, exec);
+                self.forget(&mem, space, exec, known, &lane_addr, st);
+            }
+        }
+        if unknown_lanes > 0 && st.noted.insert(d.line) {
+            st.trace.notes.push(match self.rule {
+                UnknownData::Worst => format!(
+                    "line {}: address unknown for {unknown_lanes} lanes (it depends on loaded data); each counted as its own sector",
+                    d.line
+                ),
+                UnknownData::Best => format!(
+                    "line {}: address unknown for {unknown_lanes} lanes (it depends on loaded data); best case: side by side (coalesced), the same for every warp",
+                    d.line
+                ),
+            });
+        }
+        // The addresses of the trace, lane order.
+        let mut addrs = std::mem::take(&mut self.addr_scratch);
+        addrs.clear();
+        let mut m = known;
+        while m != 0 {
+            let l = m.trailing_zeros() as usize;
+            m &= m - 1;
+            addrs.push(if space == MemSpace::Local {
+                local_sector_address(lane_addr[l], l as u64, &st.trace, self.launch)
+            } else {
+                lane_addr[l]
+            });
+        }
+        let best = self.rule == UnknownData::Best;
+        if best && space != MemSpace::Shared {
+            let region = UNKNOWN_WINDOW + ((op.instr as u64) << 24);
+            for r in 0..u64::from(unknown_lanes) {
+                addrs.push(region + r * u64::from(mem.bytes));
+            }
+        }
+        let counted_unknown = if best { 0 } else { unknown_lanes };
+        let atomic = match d.op {
+            OpK::Atom => Atomic::Atom,
+            OpK::Red => Atomic::Red,
+            _ => Atomic::No,
+        };
+        let lanes = exec.count_ones();
+        let mut acc = MemAccess {
+            instr: op.instr,
+            space,
+            store: d.op != OpK::Load,
+            lanes: lanes as u8,
+            bytes_per_lane: mem.bytes,
+            addresses_known: unknown_lanes == 0,
+            sectors: 0,
+            lines: 0,
+            bank_ways: 0,
+            sector_start: st.trace.sector_ids.len() as u32,
+            sector_end: st.trace.sector_ids.len() as u32,
+            atomic,
+            cache: mem.cache,
+            same_address_lanes: 0,
+            distinct_addresses: 0,
+        };
+        if lanes > 0 {
+            if atomic != Atomic::No {
+                let (same, distinct) = same_address(&lane_addr, known);
+                acc.same_address_lanes = same.max(u32::from(unknown_lanes > 0)) as u8;
+                acc.distinct_addresses = (distinct + unknown_lanes).min(255) as u8;
+                if space == MemSpace::Global {
+                    let mut m = known;
+                    while m != 0 {
+                        let l = m.trailing_zeros() as usize;
+                        m &= m - 1;
+                        st.trace.atomic_targets.push((lane_addr[l], 1));
+                    }
+                }
+            }
+            if space == MemSpace::Shared {
+                let ways =
+                    banks::conflict_ways(&addrs, u64::from(mem.bytes), &mut self.sector_scratch)
+                        .max(1)
+                        + counted_unknown.min(31);
+                acc.bank_ways = ways.min(32);
+                acc.sectors = acc.bank_ways;
+            } else {
+                acc.lines =
+                    coalescing::sectors_of(&addrs, u64::from(mem.bytes), &mut self.sector_scratch)
+                        + counted_unknown;
+                acc.sectors = self.sector_scratch.len() as u32 + counted_unknown;
+                st.trace.sector_ids.extend_from_slice(&self.sector_scratch);
+                acc.sector_end = st.trace.sector_ids.len() as u32;
+            }
+            op.access = st.trace.accesses.len() as u32;
+            st.trace.accesses.push(acc);
+        }
+        self.addr_scratch = addrs;
+        if atomic == Atomic::No {
+            op.latency = match (space, d.op == OpK::Store) {
+                (MemSpace::Shared, false) => LatencyClass::SharedLoad,
+                (MemSpace::Shared, true) => LatencyClass::SharedStore,
+                (MemSpace::Local, false) => LatencyClass::LocalLoad,
+                (MemSpace::Local, true) => LatencyClass::LocalStore,
+                (MemSpace::Const, _) => LatencyClass::ConstLoad,
+                (MemSpace::Global, false) => LatencyClass::GlobalLoad,
+                (MemSpace::Global, true) => LatencyClass::GlobalStore,
+            };
+        }
+        st.trace.ops.push(op);
+    }
+
+    /// A load's values: from shared or local memory as stored, from a hinted global buffer, or
+    /// unknown.
+    #[allow(clippy::too_many_arguments)]
+    fn load_values(
+        &mut self,
+        d: &DInst,
+        mem: &Mem,
+        space: MemSpace,
+        exec: u32,
+        known: u32,
+        gu: u32,
+        lane_addr: &[u64; WARP],
+        st: &mut WarpState,
+    ) {
+        let eb = u64::from(mem.elem_bytes.max(1));
+        let elems = (u64::from(mem.bytes) / eb).clamp(1, 4) as usize;
+        for (e, dst) in d.dst.iter().enumerate() {
+            let Some(r) = *dst else {
+                continue;
+            };
+            let mut vals = [0u64; WARP];
+            let mut ok = 0u32;
+            if e < elems && (space != MemSpace::Global || !self.globals.is_empty()) {
+                let mut m = exec & known & !gu;
+                while m != 0 {
+                    let l = m.trailing_zeros() as usize;
+                    m &= m - 1;
+                    let a = lane_addr[l].wrapping_add(e as u64 * eb);
+                    let v = match space {
+                        MemSpace::Shared => self.shared.read(eb, |k| a.wrapping_add(k)),
+                        MemSpace::Local => st.local.read(eb, |k| local_byte(a, l as u64, k)),
+                        MemSpace::Global => self.hinted(a, d.ty, eb),
+                        MemSpace::Const => None,
+                    };
+                    if let Some(v) = v {
+                        vals[l] = if d.ty.signed && !d.ty.float {
+                            sext(v, (eb * 8) as u8) as u64
+                        } else {
+                            v
+                        };
+                        ok |= 1 << l;
+                    }
+                }
+            }
+            self.write(Some(r), exec, &vals, ok);
+        }
+    }
+
+    /// A store's values into shared or local memory (global stores are not kept).
+    #[allow(clippy::too_many_arguments)]
+    fn store_values(
+        &mut self,
+        d: &DInst,
+        mem: &Mem,
+        space: MemSpace,
+        exec: u32,
+        known: u32,
+        gu: u32,
+        lane_addr: &[u64; WARP],
+        st: &mut WarpState,
+    ) {
+        if !matches!(space, MemSpace::Shared | MemSpace::Local) {
+            return;
+        }
+        let eb = u64::from(mem.elem_bytes.max(1));
+        let elems = (u64::from(mem.bytes) / eb).clamp(1, 4) as usize;
+        let mut vals = [[0u64; WARP]; 4];
+        let mut ok = [0u32; 4];
+        for e in 0..elems.min(d.nsrc as usize) {
+            let v = self.view(d.srcs[e], d.ty, st.block, st.warp);
+            ok[e] = v.known() & exec & known & !gu;
+            let mut m = ok[e];
+            while m != 0 {
+                let l = m.trailing_zeros() as usize;
+                m &= m - 1;
+                vals[e][l] = mask_bits(v.get(l), (eb * 8).min(64) as u8);
+            }
+        }
+        self.forget(mem, space, exec, known, lane_addr, st);
+        for e in 0..elems {
+            let mut m = ok[e];
+            while m != 0 {
+                let l = m.trailing_zeros() as usize;
+                m &= m - 1;
+                let a = lane_addr[l].wrapping_add(e as u64 * eb);
+                let v = Some(vals[e][l]);
+                match space {
+                    MemSpace::Shared => self.shared.write(eb, v, |k| a.wrapping_add(k)),
+                    _ => st.local.write(eb, v, |k| local_byte(a, l as u64, k)),
+                }
+            }
+        }
+    }
+
+    /// Makes the shared or local bytes an access writes unknown; an unknown address may have
+    /// written anywhere, so then all of that memory is.
+    fn forget(
+        &mut self,
+        mem: &Mem,
+        space: MemSpace,
+        exec: u32,
+        known: u32,
+        lane_addr: &[u64; WARP],
+        st: &mut WarpState,
+    ) {
+        if !matches!(space, MemSpace::Shared | MemSpace::Local) {
+            return;
+        }
+        if exec & !known != 0 {
+            match space {
+                MemSpace::Shared => self.shared.clear(),
+                _ => st.local.clear(),
+            }
+            return;
+        }
+        let n = u64::from(mem.bytes);
+        let mut m = exec;
+        while m != 0 {
+            let l = m.trailing_zeros() as usize;
+            m &= m - 1;
+            let a = lane_addr[l];
+            for k in (0..n).step_by(8) {
+                let len = (n - k).min(8);
+                match space {
+                    MemSpace::Shared => self.shared.write(len, None, |j| a.wrapping_add(k + j)),
+                    _ => st
+                        .local
+                        .write(len, None, |j| local_byte(a, l as u64, k + j)),
+                }
+            }
+        }
     }
 
     fn arith(&mut self, d: &DInst, exec: u32, guard_unknown: u32, block: [u32; 3], warp: u32) {
@@ -555,4 +893,32 @@ impl<'a> Emulator<'a> {
             self.set_unknown(&extra, exec);
         }
     }
+}
+
+/// The most lanes on one address and the number of distinct addresses among the `known` lanes.
+fn same_address(lane_addr: &[u64; WARP], known: u32) -> (u32, u32) {
+    let mut a: Vec<u64> = (0..WARP)
+        .filter(|&l| known >> l & 1 == 1)
+        .map(|l| lane_addr[l])
+        .collect();
+    a.sort_unstable();
+    let (mut most, mut distinct, mut run) = (0u32, 0u32, 0u32);
+    for (k, x) in a.iter().enumerate() {
+        if k == 0 || a[k - 1] != *x {
+            distinct += 1;
+            run = 0;
+        }
+        run += 1;
+        most = most.max(run);
+    }
+    (most, distinct)
+}
+
+/// Where a lane's local word lives for the caches: local memory is interleaved per lane by the
+/// hardware (each lane's word at the same offset sits side by side), and every warp has its
+/// own (tagged by the warp's number in the launch, above any global address).
+pub fn local_sector_address(offset: u64, lane: u64, w: &WarpTrace, l: LaunchDims) -> u64 {
+    let uid =
+        (w.block_linear * u64::from(l.warps_per_block()) + u64::from(w.warp)) & ((1 << 26) - 1);
+    (1 << 63) | (uid << 37) | ((offset & 0xffff_fffc) * WARP as u64 + lane * 4)
 }

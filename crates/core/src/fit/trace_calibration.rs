@@ -195,14 +195,18 @@ mod tests {
             _ => panic!("trace rows"),
         };
         assert!(Arc::ptr_eq(&a.emulation, &b.emulation));
-        // Unit parameters and no overhead: the uncalibrated model exactly.
+        // Unit parameters and the architecture's launch overhead: the uncalibrated model exactly.
         let d = &p.devices[0];
+        let overhead = crate::device::latencies::for_device(d)
+            .unwrap()
+            .values
+            .launch_overhead_us;
         let t0 = predict_row(ModelId::Trace, d, &p.rows[3], None).unwrap();
-        let t1 = predict_row(ModelId::Trace, d, &p.rows[3], Some(&[1.0, 1.0, 0.0])).unwrap();
-        assert_eq!(t0, t1);
-        // The overhead is added as it is.
+        let t1 = predict_row(ModelId::Trace, d, &p.rows[3], Some(&[1.0, 1.0, overhead])).unwrap();
+        assert!((t0 - t1).abs() < 1e-9 * t0, "{t0} vs {t1}");
+        // A calibrated overhead takes the architecture's place.
         let t2 = predict_row(ModelId::Trace, d, &p.rows[3], Some(&[1.0, 1.0, 2.5])).unwrap();
-        assert!((t2 - t0 - 2.5).abs() < 1e-9);
+        assert!((t2 - t0 - (2.5 - overhead)).abs() < 1e-9);
         // A longer DRAM latency never makes the kernel faster.
         let t3 = predict_row(ModelId::Trace, d, &p.rows[12], Some(&[3.0, 1.0, 0.0])).unwrap();
         let t4 = predict_row(ModelId::Trace, d, &p.rows[12], None).unwrap();
@@ -236,26 +240,29 @@ mod tests {
             eprintln!("{} = {} (truth {t})", s.name, g.params[s.name]);
         }
         eprintln!("train {} cv {:?}", g.mape_train, g.mape_cv);
-        // The DRAM latency scale and the launch overhead are identified by these rows.
+        // The DRAM latency scale and the launch overhead are identified by these rows, to the
+        // resolution of the simulated waves: with continuous dispatch a latency change reorders
+        // events between blocks, so the time is a fine staircase in the scales and the search
+        // stops within a few parts in 1,000.
         let q: Vec<f64> = params_of(ModelId::Trace)
             .iter()
             .map(|s| g.params[s.name])
             .collect();
-        assert!((q[0] - truth[0]).abs() <= 1e-6 * truth[0], "{q:?}");
-        assert!((q[2] - truth[2]).abs() <= 1e-6 * truth[2], "{q:?}");
+        assert!((q[0] - truth[0]).abs() <= 5e-3 * truth[0], "{q:?}");
+        assert!((q[2] - truth[2]).abs() <= 5e-3 * truth[2], "{q:?}");
         // The L2 latency is hidden on dwt_matrix (its L2 hits overlap other work), so only
-        // the times it produces are checked: equal to the truth's on every row.
+        // the times it produces are checked: within 0.5 % of the truth's on every row.
         for r in &p.rows {
             let a = predict_row(ModelId::Trace, &p.devices[0], r, Some(&q)).unwrap();
             assert!(
-                (a / r.measured_us - 1.0).abs() < 1e-9,
+                (a / r.measured_us - 1.0).abs() < 5e-3,
                 "{a} vs {}",
                 r.measured_us
             );
         }
-        assert!(g.mape_train < 1e-9, "{}", g.mape_train);
+        assert!(g.mape_train < 2e-3, "{}", g.mape_train);
         // Cross-validation is its own number (fits without each fold, errors on it).
         let cv = g.mape_cv.expect("cross-validated");
-        assert!(cv < 1e-6, "{cv}");
+        assert!(cv < 5e-3, "{cv}");
     }
 }

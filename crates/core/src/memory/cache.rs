@@ -305,22 +305,79 @@ mod tests {
     }
 }
 
-/// Hit fractions of one access: sectors that hit L1, and of the rest, those that hit L2.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+/// What happened to one access's sectors: the fraction that hit L1, of the rest the fraction
+/// that hit L2, and the fraction of all its sectors that moved to or from DRAM (load misses;
+/// for a store or atomic, sectors dirtied for the first time, written back once, plus the
+/// sectors an atomic had to fetch).
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct AccessHits {
     pub l1: f32,
     pub l2: f32,
+    pub dram: f32,
+}
+
+impl Default for AccessHits {
+    /// An access whose sectors are unknown: every one goes to DRAM.
+    fn default() -> Self {
+        Self {
+            l1: 0.0,
+            l2: 0.0,
+            dram: 1.0,
+        }
+    }
+}
+
+/// Which global loads the L1 caches (CUDA C++ Programming Guide, "Global Memory" of each
+/// compute capability; `data/latencies.toml`'s `global_loads_cached_in_l1` and
+/// `global_l1_opt_in`). Local memory is cached in L1 on every architecture; stores and
+/// atomics go to L2.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct L1Policy {
+    /// An ordinary `ld.global` is cached in L1.
+    pub global_loads: bool,
+    /// `ld.global.ca` can be cached (the architecture allows opting in).
+    pub opt_in: bool,
+}
+
+impl L1Policy {
+    /// Every load through L1 (Volta and later; Fermi).
+    pub const ALL: L1Policy = L1Policy {
+        global_loads: true,
+        opt_in: true,
+    };
+
+    /// Whether an access may hit (and fills) L1.
+    pub fn caches(&self, a: &crate::workload::trace::MemAccess) -> bool {
+        use crate::workload::trace::{Atomic, CacheOp, MemSpace};
+        if a.store || a.atomic != Atomic::No {
+            return false;
+        }
+        match a.space {
+            MemSpace::Local => true,
+            MemSpace::Global => match a.cache {
+                CacheOp::Default => self.global_loads,
+                // The read-only data path (texture/L1) on every architecture that has ld.nc.
+                CacheOp::ReadOnly => true,
+                CacheOp::CacheAll => self.opt_in,
+                CacheOp::BypassL1 => false,
+            },
+            _ => false,
+        }
+    }
 }
 
 /// The result of simulating the caches over a set of warp traces.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct CacheResult {
-    /// L1 hits over global/local load sectors.
+    /// L1 hits over the global/local load sectors that went through L1.
     pub l1_hit_ratio: f64,
-    /// L2 hits over the sectors that reach L2 (L1 load misses and all stores).
+    /// L2 hits over the sectors that reach L2 (L1 misses, uncached loads, stores, atomics).
     pub l2_hit_ratio: f64,
     pub l1_accesses: u64,
     pub l2_accesses: u64,
+    /// Sectors moved to or from DRAM (load misses, first writes of stored sectors, atomic
+    /// fetches), over every simulated warp.
+    pub dram_sectors: u64,
     /// Per warp, per access (same order as `WarpTrace::accesses`).
     pub hits: Vec<Vec<AccessHits>>,
 }
@@ -341,26 +398,60 @@ pub fn simulate(
 
 /// [`simulate`] a few rounds at a time, so that a consumer can use the hits of the requests
 /// simulated so far (the trace model compresses traces while the caches are still running).
+///
+/// Several blocks ([`CacheSim::with_blocks`]): each has an L1 of its own (they run on different
+/// SMs) and all share the L2. The L2 is write-back and allocates on writes without fetching
+/// (sector byte masks): a stored sector costs one DRAM write the first time it is dirtied and
+/// nothing for later stores (its eviction is not modelled); a partial sector costs a whole one.
 #[derive(Debug)]
 pub struct CacheSim<'a> {
     warps: &'a [&'a crate::workload::trace::WarpTrace],
-    l1: Lru,
+    l1: Vec<Lru>,
+    /// The L1 of each warp.
+    l1_of: Vec<u16>,
     l2: Lru,
+    policy: L1Policy,
+    dirty: std::collections::HashSet<u64>,
+    dram_sectors: u64,
     /// Per warp, the requests simulated so far: `hits[k][..done[k]]` are final.
     done: Vec<usize>,
     hits: Vec<Vec<AccessHits>>,
 }
 
 impl<'a> CacheSim<'a> {
+    /// The warps of one SM: one L1, every load through it.
     pub fn new(
         warps: &'a [&'a crate::workload::trace::WarpTrace],
         l1_sectors: usize,
         l2_sectors: usize,
     ) -> Self {
+        Self::with_blocks(
+            warps,
+            vec![0; warps.len()],
+            l1_sectors,
+            l2_sectors,
+            L1Policy::ALL,
+        )
+    }
+
+    /// Warps of several SMs: `l1_of[k]` is warp `k`'s L1 (numbered from 0), each of
+    /// `l1_sectors`, sharing one L2 of `l2_sectors`, under an L1 policy.
+    pub fn with_blocks(
+        warps: &'a [&'a crate::workload::trace::WarpTrace],
+        l1_of: Vec<u16>,
+        l1_sectors: usize,
+        l2_sectors: usize,
+        policy: L1Policy,
+    ) -> Self {
+        let n_l1 = l1_of.iter().map(|&l| usize::from(l) + 1).max().unwrap_or(1);
         Self {
             warps,
-            l1: Lru::new(l1_sectors),
+            l1: (0..n_l1).map(|_| Lru::new(l1_sectors)).collect(),
+            l1_of,
             l2: Lru::new(l2_sectors),
+            policy,
+            dirty: std::collections::HashSet::new(),
+            dram_sectors: 0,
             done: vec![0; warps.len()],
             hits: warps
                 .iter()
@@ -381,7 +472,7 @@ impl<'a> CacheSim<'a> {
 
     /// Runs up to `rounds` rounds of one request per warp; false once every request is done.
     pub fn run_rounds(&mut self, rounds: usize) -> bool {
-        use crate::workload::trace::MemSpace;
+        use crate::workload::trace::{Atomic, MemSpace};
         for _ in 0..rounds {
             let mut live = 0;
             for (k, w) in self.warps.iter().enumerate() {
@@ -398,21 +489,36 @@ impl<'a> CacheSim<'a> {
                 if sectors.is_empty() {
                     continue;
                 }
-                let (mut h1, mut h2, mut n2) = (0u32, 0u32, 0u32);
+                let cached = self.policy.caches(a);
+                let l1 = &mut self.l1[usize::from(self.l1_of[k])];
+                let (mut h1, mut h2, mut n2, mut dram) = (0u32, 0u32, 0u32, 0u32);
                 for &s in sectors {
-                    if !a.store && self.l1.access(s) {
+                    if cached && l1.access(s) {
                         h1 += 1;
                         continue;
                     }
                     n2 += 1;
-                    if self.l2.access(s) {
+                    let hit = self.l2.access(s);
+                    if hit {
                         h2 += 1;
                     }
+                    if a.store {
+                        // A store or atomic: one write-back the first time the sector is
+                        // dirtied; an atomic also fetches a sector L2 does not hold.
+                        dram += u32::from(self.dirty.insert(s));
+                        if a.atomic != Atomic::No && !hit {
+                            dram += 1;
+                        }
+                    } else if !hit {
+                        dram += 1;
+                    }
                 }
+                self.dram_sectors += u64::from(dram);
                 let n = sectors.len() as f32;
                 self.hits[k][idx] = AccessHits {
                     l1: h1 as f32 / n,
                     l2: if n2 == 0 { 0.0 } else { h2 as f32 / n2 as f32 },
+                    dram: dram as f32 / n,
                 };
             }
             if live == 0 {
@@ -424,11 +530,20 @@ impl<'a> CacheSim<'a> {
 
     /// The hit ratios and per-request hits (call after `run_rounds` returned false).
     pub fn finish(self) -> CacheResult {
+        let (h, m) = self
+            .l1
+            .iter()
+            .fold((0, 0), |(h, m), c| (h + c.hits, m + c.misses));
         CacheResult {
-            l1_hit_ratio: self.l1.hit_ratio(),
+            l1_hit_ratio: if h + m == 0 {
+                0.0
+            } else {
+                h as f64 / (h + m) as f64
+            },
             l2_hit_ratio: self.l2.hit_ratio(),
-            l1_accesses: self.l1.hits + self.l1.misses,
+            l1_accesses: h + m,
             l2_accesses: self.l2.hits + self.l2.misses,
+            dram_sectors: self.dram_sectors,
             hits: self.hits,
         }
     }

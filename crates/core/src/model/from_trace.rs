@@ -439,6 +439,14 @@ pub struct PtxRequest {
     /// puchala2022's `t_p` and `t_m`, when given (else the device profile's).
     pub t_p_us: Option<f64>,
     pub t_m_cycles: Option<f64>,
+    /// Dynamic shared memory per block (`.extern .shared`), bytes, added to the static amount
+    /// for occupancy.
+    pub dynamic_shared_bytes: u32,
+    /// Where `resources` came from, said in the notes.
+    pub resources_origin: Option<String>,
+    /// The same launch emulated with [`crate::emulate::UnknownData::Best`], when it depends
+    /// on unknown data: the trace model gives its time as the best case of a band.
+    pub best_case: Option<Arc<Emulation>>,
 }
 
 /// An emulated PTX launch simulated once by the trace model, with everything every other model
@@ -467,25 +475,44 @@ pub fn figures(device: &Device, em: Arc<Emulation>, req: &PtxRequest) -> Result<
     let lat = crate::device::latencies::for_device(device)?;
     let mut notes = Vec::new();
     let registers = match req.resources.as_ref().and_then(|r| r.registers) {
-        Some(r) => r as u32,
+        Some(r) => {
+            if let Some(o) = &req.resources_origin {
+                notes.push(format!("{r} registers per thread: {o}"));
+            }
+            r as u32
+        }
         None => {
             notes.push(
-                "no resource report (`resources`): 32 registers per thread assumed for occupancy"
+                "no resource report (`resources`) and no ptxas to make one: 32 registers per thread assumed for occupancy (a guess)"
                     .into(),
             );
             32
         }
     };
-    let shared = req
+    let static_shared = req
         .resources
         .as_ref()
         .and_then(|r| r.shared_bytes)
         .unwrap_or(em.shared_bytes_static) as u32;
+    let shared = static_shared.saturating_add(req.dynamic_shared_bytes);
+    if req.dynamic_shared_bytes > 0 {
+        notes.push(format!(
+            "shared memory per block for occupancy: {static_shared} static + {} dynamic = {shared} bytes",
+            req.dynamic_shared_bytes
+        ));
+    }
+    let spill = |b: Option<u64>| b.map_or(0, |b| u32::try_from(b).unwrap_or(u32::MAX));
     let res = KernelResources {
         registers_per_thread: registers,
         shared_bytes_per_block: shared,
+        spill_store_bytes: spill(req.resources.as_ref().and_then(|r| r.spill_store_bytes)),
+        spill_load_bytes: spill(req.resources.as_ref().and_then(|r| r.spill_load_bytes)),
     };
-    let (trace, run) = trace_sim::predict(device, &em, res, &lat)?;
+    let (mut trace, run) = trace_sim::predict(device, &em, res, &lat)?;
+    if let Some(best) = &req.best_case {
+        let (b, _) = trace_sim::predict(device, best, res, &lat)?;
+        trace_sim::attach_best_case(&mut trace, &em, &b);
+    }
     let mix = mix(&em, &run.cache, &lat.values);
     let launch = LaunchFigures {
         blocks: em.launch.blocks() as f64,

@@ -5,6 +5,7 @@
 //! naming it; any default it does use is listed in the prediction's `notes`.
 
 pub mod analytical;
+pub mod bounds;
 pub mod from_trace;
 pub mod hong_kim;
 pub mod lsla;

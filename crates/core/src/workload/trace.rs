@@ -41,6 +41,10 @@ pub enum LatencyClass {
     LocalStore,
     ConstLoad,
     Atomic,
+    /// Conversions from or to a 64-bit type (`cvt.f64.s32`, `cvt.rn.f32.f64`, ...): a slower
+    /// unit than 32-bit conversions on most GPUs. Integer-to-integer `cvt` (width changes) is not
+    /// a conversion in SASS (a move, shift or sign extension) and is `Int`.
+    Convert64,
     /// Shuffles, votes and other warp collectives.
     Warp,
     /// Everything else (tensor ops, fences, unknown opcodes): charged like an integer op.
@@ -114,6 +118,34 @@ pub enum MemSpace {
     Const,
 }
 
+/// Whether an access is an atomic read-modify-write: `atom` returns the old value (the warp
+/// waits for it), `red` does not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Atomic {
+    #[default]
+    No,
+    Atom,
+    Red,
+}
+
+/// The cache operator of a global load (PTX ISA "Cache Operators"), which decides whether the
+/// load may be cached in L1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CacheOp {
+    /// No operator (`.ca` is the PTX default, but whether plain loads are cached in L1 is the
+    /// architecture's default policy).
+    #[default]
+    Default,
+    /// `ld.global.nc` or `ldu`: the read-only (texture/L1) data path.
+    ReadOnly,
+    /// `.ca` written out: cache at all levels where the architecture allows it.
+    CacheAll,
+    /// `.cg` or `.cv`: cached in L2 only (or not at all).
+    BypassL1,
+}
+
 /// One warp-wide memory instruction (a *request*).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct MemAccess {
@@ -136,6 +168,18 @@ pub struct MemAccess {
     /// The sector addresses (global and local only) in `WarpTrace::sector_ids[start..end]`.
     pub sector_start: u32,
     pub sector_end: u32,
+    #[serde(skip_serializing_if = "is_default")]
+    pub atomic: Atomic,
+    #[serde(skip_serializing_if = "is_default")]
+    pub cache: CacheOp,
+    /// Atomics: the most lanes that update one address (they serialise); 0 for other accesses.
+    pub same_address_lanes: u8,
+    /// Atomics: the distinct addresses the lanes update (unknown lanes count one each).
+    pub distinct_addresses: u8,
+}
+
+fn is_default<T: Default + PartialEq>(v: &T) -> bool {
+    *v == T::default()
 }
 
 /// One issued instruction of a warp.
@@ -168,6 +212,15 @@ pub struct WarpTrace {
     pub sector_ids: Vec<u64>,
     /// What the emulator could not know for this warp (data-dependent branches, ...).
     pub notes: Vec<String>,
+    /// Global atomics: every address updated, with the lanes that updated it (sorted by
+    /// address), for the serialisation of same-address atomics across warps.
+    pub atomic_targets: Vec<(u64, u32)>,
+    /// Branch executions whose predicate depended on unknown data for some lane.
+    pub data_dependent_branches: u64,
+    /// Lanes of memory accesses whose address depended on unknown data.
+    pub unknown_address_lanes: u64,
+    /// Lanes of predicated instructions whose guard depended on unknown data.
+    pub unknown_guard_lanes: u64,
 }
 
 /// Counters of one warp trace, as `kerneltime trace` prints them.
@@ -189,6 +242,10 @@ pub struct WarpSummary {
     pub shared_conflict_replays: u64,
     pub local_requests: u64,
     pub barriers: u64,
+    /// `atom`/`red` requests (global and shared).
+    pub atomic_requests: u64,
+    /// The most lanes of one atomic request that updated the same address.
+    pub atomic_same_address_lanes_max: u32,
     pub notes: Vec<String>,
 }
 
@@ -209,6 +266,15 @@ impl WarpTrace {
             }
         }
         for a in &self.accesses {
+            if a.atomic != Atomic::No {
+                s.atomic_requests += 1;
+                s.atomic_same_address_lanes_max = s
+                    .atomic_same_address_lanes_max
+                    .max(u32::from(a.same_address_lanes));
+                if a.space == MemSpace::Global {
+                    continue;
+                }
+            }
             match (a.space, a.store) {
                 (MemSpace::Global, false) => {
                     s.global_load_requests += 1;

@@ -11,15 +11,12 @@
 //! (those stay one instruction with unknown results, see `decode`), or nest calls deeper than
 //! [`MAX_CALL_DEPTH`] (an error).
 
-use std::collections::HashSet;
-
 use super::super::alu::{mask_bits, Lanes, View, UNKNOWN};
 use super::super::args::ArgValue;
 use super::super::decode::{Actual, DInst, Formal, Mem, OpK, Src, Ty};
 use super::super::WARP;
 use super::Emulator;
 use crate::error::{Error, Result};
-use crate::workload::trace::WarpTrace;
 
 /// Deepest nesting of calls the emulator follows; deeper recursion is an error.
 pub const MAX_CALL_DEPTH: usize = 64;
@@ -164,17 +161,14 @@ fn ty_of(bits: u8) -> Ty {
 impl Emulator<'_> {
     /// Follows call site `call` for the lanes of `exec`; returns the lanes that left the warp
     /// inside the callee (`exit`).
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn call(
         &mut self,
         call: usize,
         exec: u32,
         line: u32,
-        block: [u32; 3],
-        warp: u32,
-        trace: &mut WarpTrace,
-        noted: &mut HashSet<u32>,
+        st: &mut super::WarpState,
     ) -> Result<u32> {
+        let (block, warp) = (st.block, st.warp);
         let dec = self.dec;
         let c = &dec.calls[call];
         let f = &dec.funcs[c.callee];
@@ -210,7 +204,18 @@ impl Emulator<'_> {
         for (formal, pieces) in f.params.iter().zip(args.iter()) {
             self.bind_formal(formal, pieces, exec);
         }
-        let run = self.run_frame(c.callee, exec, block, warp, trace, noted);
+        let mut stack = vec![super::Entry {
+            pc: f.block_start,
+            mask: exec,
+            reconv: f.block_end,
+        }];
+        let run = self
+            .run_frame(c.callee, &mut stack, st)
+            .map(|stop| match stop {
+                super::Stop::Returned(gone) => gone,
+                // Only the kernel's frame stops at barriers.
+                super::Stop::Barrier => 0,
+            });
         // The return values, read in the callee's frame before it goes.
         let rets: Vec<(Vec<Cell>, u8)> = f
             .returns

@@ -17,7 +17,9 @@ use super::super::alu::{mask_bits, Lanes, UNKNOWN};
 use super::super::decode::{DInst, OpK};
 use super::super::WARP;
 use super::Emulator;
-use crate::workload::trace::{LatencyClass, MemAccess, MemSpace, TraceOp, WarpTrace};
+use crate::workload::trace::{
+    Atomic, CacheOp, LatencyClass, MemAccess, MemSpace, TraceOp, WarpTrace,
+};
 
 impl Emulator<'_> {
     /// A source's lanes, copied.
@@ -149,6 +151,11 @@ impl Emulator<'_> {
                 bank_ways: 0,
                 sector_start: at,
                 sector_end: at,
+                atomic: Atomic::No,
+                // Texture fetches go through the read-only (texture) cache.
+                cache: CacheOp::ReadOnly,
+                same_address_lanes: 0,
+                distinct_addresses: 0,
             });
         }
         op.latency = LatencyClass::GlobalLoad;

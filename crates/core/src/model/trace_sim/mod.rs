@@ -49,13 +49,15 @@ use crate::device::Device;
 use crate::emulate::Emulation;
 use crate::error::{Error, Result};
 use crate::memory::cache::{self, CacheResult};
+use crate::model::bounds;
 use crate::model::registry::{Inputs, Model, ModelId, ParamSpec, Source};
 use crate::model::Prediction;
-use crate::workload::trace::{LatencyClass, MemSpace, TraceOp, WarpTrace};
+use crate::workload::trace::{Atomic, LatencyClass, MemSpace, TraceOp, WarpTrace};
 use crate::workload::Launch;
 use std::sync::Arc;
 
 pub mod round;
+pub mod spills;
 
 pub use round::TICKS_PER_CYCLE;
 
@@ -104,10 +106,14 @@ impl LatencyRule {
 }
 
 /// What the kernel asks of an SM (from a resource report or defaults).
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct KernelResources {
     pub registers_per_thread: u32,
+    /// Static plus dynamic shared memory per block.
     pub shared_bytes_per_block: u32,
+    /// Bytes of spill stores and spill loads in the code (`ptxas -v`), per thread.
+    pub spill_store_bytes: u32,
+    pub spill_load_bytes: u32,
 }
 
 impl KernelResources {
@@ -116,6 +122,8 @@ impl KernelResources {
         Self {
             registers_per_thread: file.registers_per_thread,
             shared_bytes_per_block: file.shared_bytes_per_block,
+            spill_store_bytes: file.spill_store_bytes,
+            spill_load_bytes: file.spill_load_bytes,
         }
     }
 }
@@ -144,9 +152,23 @@ pub enum SimOp {
 #[derive(Debug, Clone, Copy)]
 pub struct Costs {
     pub schedulers: u32,
-    /// Issue interval per latency class: (dependent latency, scheduler cycles).
+    /// Cycles the SM's share of the achievable DRAM bandwidth takes per 32-byte sector.
     pub dram_cycles_per_sector: f64,
+    /// Cycles the SM's share of the L2 bandwidth takes per sector.
+    pub l2_cycles_per_sector: f64,
     pub memory_latency_scale: f64,
+}
+
+impl Costs {
+    /// Costs with no L2 bandwidth limit (tests of the round alone).
+    pub fn new(schedulers: u32, dram_cycles_per_sector: f64, memory_latency_scale: f64) -> Self {
+        Self {
+            schedulers,
+            dram_cycles_per_sector,
+            l2_cycles_per_sector: 0.0,
+            memory_latency_scale,
+        }
+    }
 }
 
 fn class_costs(
@@ -164,7 +186,8 @@ fn class_costs(
         LatencyClass::Fp32 => (l.fp32, issue(l.fp32_per_clk_sm)),
         LatencyClass::Fp64 => (l.fp64, issue(l.fp64_per_clk_sm)),
         LatencyClass::Special => (l.special, issue(l.sfu_per_clk_sm)),
-        LatencyClass::Convert => (l.convert, issue(l.sfu_per_clk_sm)),
+        LatencyClass::Convert => (l.convert, issue(l.convert_per_clk_sm)),
+        LatencyClass::Convert64 => (l.convert, issue(l.convert64_per_clk_sm)),
         LatencyClass::Param | LatencyClass::ConstLoad => (l.const_, 1.0),
         LatencyClass::Barrier => (0.0, 1.0),
         // Memory classes are timed by the memory path; this is their issue slot.
@@ -192,6 +215,7 @@ pub struct Compressor<'a> {
     lat: &'a crate::device::latencies::Latencies,
     memory_latency_scale: f64,
     dram_cycles_per_sector: f64,
+    l2_cycles_per_sector: f64,
     /// (dependent latency, scheduler cycles) by the class's discriminant (`LatencyClass` is
     /// `repr(u8)` with fewer than 32 values).
     table: [(f64, f64); 32],
@@ -220,6 +244,7 @@ impl<'a> Compressor<'a> {
             lat,
             memory_latency_scale: costs.memory_latency_scale,
             dram_cycles_per_sector: costs.dram_cycles_per_sector,
+            l2_cycles_per_sector: costs.l2_cycles_per_sector,
             table,
             pos: 0,
             occ: 0.0,
@@ -286,16 +311,40 @@ impl<'a> Compressor<'a> {
                     let h = hits.get(op.access as usize).copied().unwrap_or_default();
                     let (h1, h2) = (f64::from(h.l1), f64::from(h.l2));
                     let sectors = f64::from(a.sectors.max(1));
-                    let to_dram = sectors * (1.0 - h1) * (1.0 - h2);
-                    let occupy = (sectors * SECTOR / L1_BYTES_PER_CLK
-                        + to_dram * self.dram_cycles_per_sector)
+                    let to_l2 = sectors * (1.0 - h1);
+                    let to_dram = sectors * f64::from(h.dram);
+                    // The L1, L2 and DRAM stages pipeline: a request holds the path for its
+                    // slowest stage.
+                    let mut occupy = (sectors * SECTOR / L1_BYTES_PER_CLK)
+                        .max(to_l2 * self.l2_cycles_per_sector)
+                        .max(to_dram * self.dram_cycles_per_sector)
                         .max(1.0);
-                    let latency = if a.store {
-                        lat.l1_hit
-                    } else {
-                        (h1 * lat.l1_hit + (1.0 - h1) * (h2 * lat.l2_hit + (1.0 - h2) * lat.dram))
-                            * self.memory_latency_scale
+                    let latency = match a.atomic {
+                        Atomic::No if a.store => lat.l1_hit,
+                        Atomic::No => {
+                            (h1 * lat.l1_hit
+                                + (1.0 - h1) * (h2 * lat.l2_hit + (1.0 - h2) * lat.dram))
+                                * self.memory_latency_scale
+                        }
+                        // A reduction is sent like a store; the warp does not wait for it.
+                        Atomic::Red => lat.l1_hit,
+                        // `atom` returns the old value from the L2, after the lanes on the
+                        // same address were served one after another there.
+                        Atomic::Atom => {
+                            (1.0 - h2) * lat.dram
+                                + lat.l2_hit
+                                + f64::from(a.same_address_lanes.max(1))
+                                    / lat.global_atomic_same_address_per_clk
+                        }
                     };
+                    if a.atomic != Atomic::No {
+                        // Each address is one read-modify-write at the L2 at the SM's share
+                        // of the distinct-address atomic rate.
+                        occupy = occupy.max(
+                            f64::from(a.distinct_addresses.max(1))
+                                / lat.global_atomic_distinct_per_clk_sm,
+                        );
+                    }
                     // Loads issued back to back overlap (memory-level parallelism): they merge
                     // into one operation whose latency is the longest plus one issue cycle per
                     // extra load.
@@ -303,13 +352,26 @@ impl<'a> Compressor<'a> {
                         Some(SimOp::Global {
                             occupy: o,
                             latency: l,
-                        }) if self.last_was_load && !a.store => {
+                        }) if self.last_was_load && !a.store && a.atomic == Atomic::No => {
                             *o += occupy;
                             *l = l.max(latency) + 1.0;
                         }
                         _ => self.out.push(SimOp::Global { occupy, latency }),
                     }
-                    self.last_was_load = !a.store;
+                    self.last_was_load = !a.store && a.atomic == Atomic::No;
+                }
+                (_, Some(a)) if a.space == MemSpace::Shared && a.atomic != Atomic::No => {
+                    // Shared atomics: the lanes at the unit's rate, each further lane on one
+                    // address one more read-modify-write pass.
+                    self.flush();
+                    let occupy = (f64::from(a.lanes) / lat.shared_atomic_per_clk_sm
+                        + f64::from(a.same_address_lanes.max(1) - 1)
+                            * lat.shared_atomic_conflict_cycles)
+                        .max(1.0);
+                    self.out.push(SimOp::Shared {
+                        occupy,
+                        latency: lat.shared_load + occupy,
+                    });
                 }
                 (_, Some(a)) if a.space == MemSpace::Shared => {
                     self.flush();
@@ -351,6 +413,7 @@ const CLASSES: &[LatencyClass] = &[
     LatencyClass::Special,
     LatencyClass::IntDiv,
     LatencyClass::Convert,
+    LatencyClass::Convert64,
     LatencyClass::Branch,
     LatencyClass::Barrier,
     LatencyClass::Param,
@@ -371,17 +434,49 @@ const CLASSES: &[LatencyClass] = &[
 pub struct TraceRun {
     pub active_blocks_per_sm: u32,
     pub occupancy_limited_by: Vec<crate::device::occupancy::Limiter>,
+    /// Blocks of the busiest SM: `ceil(blocks / SMs)`.
     pub blocks_per_sm: u64,
+    /// Blocks per SM in a full round (or in the only, partial one).
     pub blocks_in_round: u32,
     pub warps_in_round: u32,
+    /// Cycles of that round.
     pub pipeline_cycles: f64,
+    /// Full waves (0: the launch is one partial wave).
+    pub full_waves: u64,
+    /// With continuous dispatch simulated: the cycles one more loaded wave adds.
+    pub steady_wave_cycles: Option<f64>,
+    /// The partial last wave after full ones: blocks on its busiest SM, SMs running, cycles.
+    pub tail_blocks_per_sm: u32,
+    pub tail_sms: u32,
+    pub tail_pipeline_cycles: f64,
+    /// Cycles the launch's same-address global atomics take queued at one L2 slice.
+    pub atomic_serial_cycles: f64,
+    /// Kernel cycles: the rounds, or the atomic queue when longer.
     pub cycles: f64,
+    pub launch_overhead_us: f64,
+    /// The cycles as time plus the launch overhead.
+    pub simulated_us: f64,
+    /// The prediction: `simulated_us`, raised to `bound` when below it.
     pub time_us: f64,
+    /// The bound of the traffic the model charges.
+    pub bound: bounds::LowerBound,
     pub cache: CacheResult,
     pub memory_latency_scale: f64,
     pub dram_cycles_per_sector: f64,
+    pub l2_cycles_per_sector: f64,
     pub l1_bytes: u64,
+    /// The L1 share of one block of the round.
+    pub l1_bytes_per_block: u64,
     pub l2_bytes_per_sm: u64,
+    /// The L2 capacity of the cache simulation: the share of the simulated wave blocks.
+    pub l2_simulated_bytes: u64,
+    /// Blocks resident on the GPU at once.
+    pub resident_blocks: u64,
+    /// Blocks whose accesses the cache simulation ran (the representative one first).
+    pub wave_blocks_simulated: usize,
+    pub l1_policy: cache::L1Policy,
+    /// Local accesses added per warp for the resource report's spills.
+    pub spill_accesses_per_warp: f64,
     pub sim_ops_per_warp: f64,
     pub representative_block: u64,
     pub representative_warps: usize,
@@ -438,10 +533,19 @@ pub enum Overlap {
     Off,
 }
 
+/// Most events (operations of a round's warps) for which two waves are simulated with
+/// continuous dispatch (see [`run_with`]).
+pub const CONTINUOUS_MAX_EVENTS: usize = 200_000;
+
 /// Trace instructions of the representative block from which [`Overlap::Auto`] overlaps.
 pub const OVERLAP_MIN_TRACE_OPS: usize = 100_000;
 
 /// [`run_with_rule`] with a chosen [`Overlap`].
+///
+/// Waves: a launch of `B` blocks on `N` SMs holding `n` blocks each runs `floor(B / (n N))` full
+/// waves of `n` blocks per SM, then a last, partial wave of the remaining blocks, whose busiest
+/// SM runs `ceil(rest / N)` of them while only `min(N, rest)` SMs share the DRAM. Each is one
+/// simulated round; the partial wave costs the whole round of the blocks still running.
 pub fn run_with(
     device: &Device,
     launch: crate::emulate::LaunchDims,
@@ -457,6 +561,7 @@ pub fn run_with(
             "the launch's block shape differs from the emulated one",
         ));
     }
+    let l = &lat.values;
     let threads = launch.threads_per_block();
     let occ = occupancy(
         device,
@@ -473,37 +578,98 @@ pub fn run_with(
         )));
     }
     let blocks = launch.blocks();
-    let blocks_per_sm = blocks.div_ceil(u64::from(device.sm_count.max(1)));
-    let n_round = u64::from(occ.active_blocks_per_sm)
-        .min(blocks_per_sm)
-        .max(1) as u32;
+    let n_sm = u64::from(device.sm_count.max(1));
+    let active = u64::from(occ.active_blocks_per_sm);
+    let per_wave = active * n_sm;
+    let full_waves = blocks / per_wave;
+    let rest = blocks % per_wave;
+    // (blocks per SM, SMs running) of the main round and of the partial last wave.
+    let (main, tail) = if full_waves > 0 {
+        (
+            (active, n_sm),
+            (rest > 0).then(|| (rest.div_ceil(n_sm), rest.min(n_sm))),
+        )
+    } else {
+        ((rest.div_ceil(n_sm).max(1), rest.min(n_sm).max(1)), None)
+    };
+    let n_round = main.0 as u32;
+    let blocks_per_sm = blocks.div_ceil(n_sm);
     let warps_per_block = launch.warps_per_block();
     let warps_in_round = n_round * warps_per_block;
 
-    // L1 = the on-chip memory that shared memory does not take.
+    // L1: the on-chip memory shared memory does not take, shared by the blocks of the round
+    // (one simulated block gets its share). L2: shared by the blocks resident on the GPU at
+    // once; the emulated wave blocks stand for them with the L2 scaled to their share.
     let shared_used =
         u64::from(occ.active_blocks_per_sm) * occ.allocated_shared_memory_per_block_bytes;
     let l1_bytes = device.l1_shared_per_sm_bytes.saturating_sub(shared_used);
-    let l2_bytes = device.l2_cache_bytes / u64::from(device.sm_count.max(1));
+    let l1_block_bytes = l1_bytes / u64::from(n_round);
+    let resident = blocks.min(per_wave).max(1);
     let rep = crate::emulate::representative(&em.sampled_blocks)
         .ok_or_else(|| Error::missing("trace", "the emulation sampled no block"))?;
-    let dram_bytes_per_clk_sm = device.memory_bandwidth_gbs * 1e3
-        / device.core_clock_mhz
-        / f64::from(device.sm_count.max(1));
-    let memory_latency_scale = rule.scale(device.limits.max_warps_per_sm, warps_in_round);
-    let costs = Costs {
-        schedulers: device.warp_schedulers_per_sm,
-        dram_cycles_per_sector: SECTOR / dram_bytes_per_clk_sm.max(1e-9),
-        memory_latency_scale,
+    let wave: Vec<u64> = if em.wave.first() == Some(&rep.linear) {
+        em.wave.iter().copied().take(resident as usize).collect()
+    } else {
+        vec![rep.linear]
     };
-    // Caches: the warps of the representative block, as they share one SM's L1.
-    let rep_warps: Vec<&WarpTrace> = em
-        .warps
+    let l2_sim_bytes = (device.l2_cache_bytes as f64 * wave.len() as f64 / resident as f64) as u64;
+    let memory_latency_scale = rule.scale(device.limits.max_warps_per_sm, warps_in_round);
+    let costs_for = |sms: u64| {
+        let sms = sms.max(1) as f64;
+        let dram_bytes_per_clk_sm =
+            device.memory_bandwidth_gbs * l.dram_efficiency * 1e3 / device.core_clock_mhz / sms;
+        let l2_bytes_per_clk_sm = l.l2_bytes_per_clk_sm * n_sm as f64 / sms;
+        Costs {
+            schedulers: device.warp_schedulers_per_sm,
+            dram_cycles_per_sector: SECTOR / dram_bytes_per_clk_sm.max(1e-9),
+            l2_cycles_per_sector: SECTOR / l2_bytes_per_clk_sm.max(1e-9),
+            memory_latency_scale,
+        }
+    };
+    let costs = costs_for(main.1);
+    // The traces: the representative block's warps, then the other wave blocks' (caches only),
+    // with the spills of the resource report placed in them.
+    let static_instr = em.regs.len();
+    let spilled = res.spill_store_bytes + res.spill_load_bytes > 0;
+    let owned: Vec<WarpTrace> = if spilled {
+        wave.iter()
+            .flat_map(|&b| em.warps.iter().filter(move |w| w.block_linear == b))
+            .map(|w| {
+                spills::with_spills(
+                    w,
+                    res.spill_store_bytes,
+                    res.spill_load_bytes,
+                    static_instr,
+                    launch,
+                )
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let sim_warps: Vec<&WarpTrace> = if spilled {
+        owned.iter().collect()
+    } else {
+        wave.iter()
+            .flat_map(|&b| em.warps.iter().filter(move |w| w.block_linear == b))
+            .collect()
+    };
+    let l1_of: Vec<u16> = sim_warps
         .iter()
-        .filter(|w| w.block_linear == rep.linear)
+        .map(|w| wave.iter().position(|&b| b == w.block_linear).unwrap_or(0) as u16)
         .collect();
-    let (l1_sectors, l2_sectors) = ((l1_bytes / 32) as usize, (l2_bytes / 32) as usize);
-    let trace_ops: usize = rep_warps.iter().map(|w| w.ops.len()).sum();
+    let n_rep = l1_of.iter().take_while(|&&k| k == 0).count();
+    let policy = cache::L1Policy {
+        global_loads: l.global_loads_cached_in_l1,
+        opt_in: l.global_l1_opt_in,
+    };
+    let caches = CacheSetup {
+        l1_of,
+        l1_sectors: (l1_block_bytes / 32) as usize,
+        l2_sectors: (l2_sim_bytes / 32) as usize,
+        policy,
+    };
+    let trace_ops: usize = sim_warps[..n_rep].iter().map(|w| w.ops.len()).sum();
     let overlap = match overlap {
         Overlap::Auto => {
             trace_ops >= OVERLAP_MIN_TRACE_OPS
@@ -513,28 +679,85 @@ pub fn run_with(
         Overlap::Off => false,
     };
     let schedulers = device.warp_schedulers_per_sm;
-    let (pipeline_cycles, cache, sim_ops) = if overlap {
-        overlapped_round(
-            &rep_warps,
-            (l1_sectors, l2_sectors),
-            &lat.values,
-            &costs,
-            n_round,
-            schedulers,
-        )
+    let (pipeline_cycles, cache, sim_ops, waves) = if overlap {
+        let (c, cache, ops) =
+            overlapped_round(&sim_warps, n_rep, &caches, l, &costs, n_round, schedulers);
+        (c, cache, ops, None)
     } else {
-        let cache = cache::simulate(&rep_warps, l1_sectors, l2_sectors);
-        let programs: Vec<Vec<SimOp>> = rep_warps
+        let mut sim = caches.sim(&sim_warps);
+        while sim.run_rounds(usize::MAX) {}
+        let cache = sim.finish();
+        let programs: Vec<Vec<SimOp>> = sim_warps[..n_rep]
             .iter()
             .zip(&cache.hits)
-            .map(|(w, h)| compress(w, h, &lat.values, &costs))
+            .map(|(w, h)| compress(w, h, l, &costs))
             .collect();
         let mut programs = round::Programs::complete(&programs);
         let cycles = round::simulate(&mut programs, n_round as usize, schedulers);
-        (cycles, cache, programs.ops())
+        let ops = programs.ops();
+        // Blocks follow each other in their slots without waiting for a whole wave to end: up
+        // to three waves with continuous dispatch give the first waves exactly, and what each
+        // wave after the first added, what a further loaded wave costs (its fill and drain
+        // overlap its neighbours'). Only where that matters: for a large round, fill and drain
+        // are a small part of it.
+        let simulated = full_waves.min(3) as usize;
+        let waves = (full_waves >= 2
+            && ops * n_round as usize * simulated <= CONTINUOUS_MAX_EVENTS)
+            .then(|| {
+                let end =
+                    round::simulate_waves(&mut programs, n_round as usize, simulated, schedulers);
+                let steady = (end - cycles).max(0.0) / (simulated - 1) as f64;
+                (simulated as u64, end, steady)
+            });
+        (cycles, cache, ops, waves)
     };
-    // eq 8 with N_awg limited to the blocks an SM gets.
-    let cycles = pipeline_cycles * blocks_per_sm as f64 / f64::from(n_round);
+    // The partial last wave: its blocks on fewer SMs, each with a larger DRAM share.
+    let tail_cycles = match tail {
+        Some((t, sms)) => {
+            let c = costs_for(sms);
+            let programs: Vec<Vec<SimOp>> = sim_warps[..n_rep]
+                .iter()
+                .zip(&cache.hits)
+                .map(|(w, h)| compress(w, h, l, &c))
+                .collect();
+            round::simulate(
+                &mut round::Programs::complete(&programs),
+                t as usize,
+                schedulers,
+            )
+        }
+        None => 0.0,
+    };
+    let rounds_cycles = match waves {
+        Some((k, end, steady)) => end + (full_waves - k) as f64 * steady,
+        None => pipeline_cycles * full_waves.max(1) as f64,
+    } + tail_cycles;
+    // Same-address global atomics of the whole launch queue at one L2 slice.
+    let hot_atomic_lanes = bounds::hot_atomic_lanes(em);
+    let atomic_serial_cycles = hot_atomic_lanes / l.global_atomic_same_address_per_clk;
+    let cycles = rounds_cycles.max(atomic_serial_cycles);
+    let simulated_us = device.cycles_to_us(cycles) + l.launch_overhead_us;
+    // The bound of the traffic the model charges: the representative block's, times the blocks.
+    let mut work = bounds::Work {
+        hot_atomic_lanes,
+        ..Default::default()
+    };
+    for (w, h) in sim_warps[..n_rep].iter().zip(&cache.hits) {
+        work.warp_instructions += w.ops.len() as f64;
+        for (a, h) in w.accesses.iter().zip(h) {
+            if matches!(a.space, MemSpace::Global | MemSpace::Local) {
+                let n = f64::from(a.sectors);
+                work.dram_bytes += SECTOR * n * f64::from(h.dram);
+                work.l2_bytes += SECTOR * n * (1.0 - f64::from(h.l1));
+            }
+        }
+    }
+    let b = blocks as f64;
+    work.warp_instructions *= b;
+    work.dram_bytes *= b;
+    work.l2_bytes *= b;
+    let bound = bounds::LowerBound::of(device, l, &work);
+    let time_us = simulated_us.max(bound.bound_us);
     Ok(TraceRun {
         active_blocks_per_sm: occ.active_blocks_per_sm,
         occupancy_limited_by: occ.limited_by,
@@ -542,39 +765,96 @@ pub fn run_with(
         blocks_in_round: n_round,
         warps_in_round,
         pipeline_cycles,
+        full_waves,
+        steady_wave_cycles: waves.map(|w| w.2),
+        tail_blocks_per_sm: tail.map_or(0, |t| t.0 as u32),
+        tail_sms: tail.map_or(0, |t| t.1 as u32),
+        tail_pipeline_cycles: tail_cycles,
+        atomic_serial_cycles,
         cycles,
-        time_us: device.cycles_to_us(cycles),
+        launch_overhead_us: l.launch_overhead_us,
+        simulated_us,
+        time_us,
+        bound,
         cache,
         memory_latency_scale,
         dram_cycles_per_sector: costs.dram_cycles_per_sector,
+        l2_cycles_per_sector: costs.l2_cycles_per_sector,
         l1_bytes,
-        l2_bytes_per_sm: l2_bytes,
+        l1_bytes_per_block: l1_block_bytes,
+        l2_bytes_per_sm: device.l2_cache_bytes / n_sm,
+        l2_simulated_bytes: l2_sim_bytes,
+        resident_blocks: resident,
+        wave_blocks_simulated: wave.len(),
+        l1_policy: policy,
+        spill_accesses_per_warp: if spilled {
+            let extra: usize = sim_warps[..n_rep]
+                .iter()
+                .map(|w| w.accesses.len())
+                .sum::<usize>()
+                - wave
+                    .first()
+                    .map(|&r| {
+                        em.warps
+                            .iter()
+                            .filter(|w| w.block_linear == r)
+                            .map(|w| w.accesses.len())
+                            .sum::<usize>()
+                    })
+                    .unwrap_or(0);
+            extra as f64 / n_rep.max(1) as f64
+        } else {
+            0.0
+        },
         sim_ops_per_warp: sim_ops as f64 / f64::from(warps_per_block.max(1)),
         representative_block: rep.linear,
-        representative_warps: rep_warps.len(),
+        representative_warps: n_rep,
         latency_rule: rule,
     })
+}
+
+/// How the caches are set up for a round: each warp's L1 (one per simulated block), the sizes
+/// and the L1 policy.
+struct CacheSetup {
+    l1_of: Vec<u16>,
+    l1_sectors: usize,
+    l2_sectors: usize,
+    policy: cache::L1Policy,
+}
+
+impl CacheSetup {
+    fn sim<'a>(&self, warps: &'a [&'a WarpTrace]) -> cache::CacheSim<'a> {
+        cache::CacheSim::with_blocks(
+            warps,
+            self.l1_of.clone(),
+            self.l1_sectors,
+            self.l2_sectors,
+            self.policy,
+        )
+    }
 }
 
 /// Requests per warp that the cache simulation runs before the compressed operations so far
 /// are handed to the round.
 const OVERLAP_PIECE_REQUESTS: usize = 256;
 
-/// The caches and the compression on a second thread, streaming the warp programs into the
-/// round simulation on this one: (pipeline cycles, caches, operations).
+/// The caches and the compression on a second thread, streaming the programs of the first
+/// `n_rep` warps (the representative block) into the round simulation on this one: (pipeline
+/// cycles, caches, operations).
 fn overlapped_round(
     warps: &[&WarpTrace],
-    (l1_sectors, l2_sectors): (usize, usize),
+    n_rep: usize,
+    caches: &CacheSetup,
     lat: &crate::device::latencies::Latencies,
     costs: &Costs,
     n_round: u32,
     schedulers: u32,
 ) -> (f64, CacheResult, usize) {
-    let (mut feed, mut programs) = round::Feed::new(warps.len());
+    let (mut feed, mut programs) = round::Feed::new(n_rep);
     std::thread::scope(|scope| {
         let producer = scope.spawn(move || {
-            let mut sim = cache::CacheSim::new(warps, l1_sectors, l2_sectors);
-            let mut compressors: Vec<Compressor<'_>> = warps
+            let mut sim = caches.sim(warps);
+            let mut compressors: Vec<Compressor<'_>> = warps[..n_rep]
                 .iter()
                 .map(|w| Compressor::new(w, lat, costs))
                 .collect();
@@ -659,6 +939,23 @@ pub fn predict_with_rule(
         .with("memory_latency_scale", r.memory_latency_scale)
         .with("memory_latency_rule", rule.name())
         .with("dram_cycles_per_sector", r.dram_cycles_per_sector)
+        .with("l2_cycles_per_sector", r.l2_cycles_per_sector)
+        .with("full_waves", r.full_waves)
+        .with("steady_wave_cycles", r.steady_wave_cycles)
+        .with("tail_blocks_per_sm", r.tail_blocks_per_sm)
+        .with("tail_pipeline_cycles", r.tail_pipeline_cycles)
+        .with("atomic_serial_cycles", r.atomic_serial_cycles)
+        .with("launch_overhead_us", r.launch_overhead_us)
+        .with("simulated_us", r.simulated_us)
+        .with(
+            "lower_bound",
+            serde_json::to_value(r.bound).unwrap_or_default(),
+        )
+        .with("l1_bytes_per_block", r.l1_bytes_per_block)
+        .with("l2_simulated_bytes", r.l2_simulated_bytes)
+        .with("resident_blocks", r.resident_blocks)
+        .with("wave_blocks_simulated", r.wave_blocks_simulated)
+        .with("spill_accesses_per_warp", r.spill_accesses_per_warp)
         .with("latency_architecture", lat.architecture.as_str())
         .with(
             "latencies_cycles",
@@ -669,13 +966,86 @@ pub fn predict_with_rule(
             serde_json::to_value(&lat.sources).unwrap_or_default(),
         )
         .with("core_clock_mhz", device.core_clock_mhz);
+    p.notes.push(if r.full_waves == 0 {
+        format!(
+            "one partial wave: a round of {n_round} blocks per SM on {} SMs, {pipeline_cycles:.0} cycles",
+            launch.blocks().min(u64::from(device.sm_count))
+        )
+    } else if let Some(steady) = r.steady_wave_cycles {
+        format!(
+            "waves with continuous dispatch: up to three waves of {n_round} blocks per SM simulated (a block starts when one ends), {steady:.0} cycles for each wave after the first, {} full waves{}",
+            r.full_waves,
+            if r.tail_blocks_per_sm > 0 {
+                format!(
+                    ", then a last round of {} blocks per SM on {} SMs, {:.0} cycles (a partial wave costs the whole round of the blocks still running)",
+                    r.tail_blocks_per_sm, r.tail_sms, r.tail_pipeline_cycles
+                )
+            } else {
+                String::new()
+            }
+        )
+    } else if r.tail_blocks_per_sm > 0 {
+        format!(
+            "waves (eq 8 with a partial last wave): {} full rounds of {n_round} blocks per SM x {pipeline_cycles:.0} cycles + a last round of {} blocks per SM on {} SMs, {:.0} cycles (a partial wave costs the whole round of the blocks still running)",
+            r.full_waves, r.tail_blocks_per_sm, r.tail_sms, r.tail_pipeline_cycles
+        )
+    } else {
+        format!(
+            "waves (eq 8): {} full rounds of {n_round} blocks per SM x {pipeline_cycles:.0} cycles",
+            r.full_waves
+        )
+    });
     p.notes.push(format!(
-        "eq 8: {pipeline_cycles:.0} cycles for a round of {n_round} blocks x {blocks_per_sm} blocks per SM / {n_round}"
+        "launch overhead {:.2} us added (data/latencies.toml {} launch_overhead_us)",
+        r.launch_overhead_us, lat.architecture
     ));
     p.notes.push(format!(
-        "every block of the round replays sampled block {} (the interior class); caches simulated over its {} warps",
-        r.representative_block, r.representative_warps
+        "every block of the round replays sampled block {} (the interior class); caches: its {} warps with an L1 of {} bytes (the SM's {} bytes shared by {n_round} blocks), {}, and an L2 shared with {} more blocks running at the same time ({} bytes: the device's {} bytes x {} / {} resident blocks)",
+        r.representative_block,
+        r.representative_warps,
+        r.l1_bytes_per_block,
+        r.l1_bytes,
+        if r.l1_policy.global_loads {
+            "plain global loads cached in L1"
+        } else {
+            "plain global loads not cached in L1 (only ld.global.nc and local memory are; the architecture's default)"
+        },
+        r.wave_blocks_simulated.saturating_sub(1),
+        r.l2_simulated_bytes,
+        device.l2_cache_bytes,
+        r.wave_blocks_simulated,
+        r.resident_blocks
     ));
+    p.notes.push(format!(
+        "DRAM at the achievable bandwidth: {} GB/s x dram_efficiency {} ({:.2} cycles per sector per SM); stores are written back once per sector (L2 write-back, no fetch on write)",
+        device.memory_bandwidth_gbs, lat.values.dram_efficiency, r.dram_cycles_per_sector
+    ));
+    if r.atomic_serial_cycles > 0.0 {
+        p.notes.push(format!(
+            "same-address global atomics: the hottest address takes {:.0} updates at {} per clock at one L2 slice = {:.0} cycles{}",
+            r.atomic_serial_cycles * lat.values.global_atomic_same_address_per_clk,
+            lat.values.global_atomic_same_address_per_clk,
+            r.atomic_serial_cycles,
+            if r.atomic_serial_cycles >= r.cycles - 1e-9 {
+                ", longer than the rounds: they decide the time"
+            } else {
+                ""
+            }
+        ));
+    }
+    if r.spill_accesses_per_warp > 0.0 {
+        p.notes.push(format!(
+            "spills of the resource report ({} bytes of stores, {} of loads per thread) as {:.1} local accesses per warp, spread evenly over its instructions in proportion to the static code",
+            res.spill_store_bytes, res.spill_load_bytes, r.spill_accesses_per_warp
+        ));
+    }
+    p.notes.push(r.bound.note(r.simulated_us));
+    if r.time_us > r.simulated_us {
+        p.notes.push(format!(
+            "the simulated {:.3} us is below the {} bound: the prediction is raised to the bound, {:.3} us",
+            r.simulated_us, r.bound.binding, r.time_us
+        ));
+    }
     p.notes.push(match rule {
         LatencyRule::Queueing => format!(
             "memory latency: the unloaded latency; {} warps queue on the SM's load/store path at its DRAM share (SPEC.md section 4's max/active warps scaling is the option paper-warp-ratio)",
@@ -699,6 +1069,28 @@ pub fn predict_with_rule(
         .extend(crate::device::latencies::override_notes(device, lat));
     p.notes.extend(em.notes.iter().cloned());
     Ok((p, r))
+}
+
+/// Adds the best case of data the emulation could not know to a worst-case prediction `p` of
+/// `em`: `best_case_us` and `worst_case_us` in the breakdown, and a note saying which one the
+/// headline time is.
+///
+/// The headline is the worst case (wang2019's conservative rule). It is also what unknown data
+/// usually do on a GPU: a warp runs a branch when any one of its 32 lanes takes it, and 32
+/// lanes gathering through random indices touch about 32 sectors; the best case needs every
+/// lane of a warp to agree (uniform data, sorted indices).
+pub fn attach_best_case(p: &mut Prediction, em: &Emulation, best: &Prediction) {
+    let d = &em.data_dependence;
+    p.breakdown
+        .insert("worst_case_us".into(), serde_json::Value::from(p.time_us));
+    p.breakdown
+        .insert("best_case_us".into(), serde_json::Value::from(best.time_us));
+    p.breakdown
+        .insert("headline_case".into(), serde_json::Value::from("worst"));
+    p.notes.push(format!(
+        "the emulation depended on data it could not know ({} branch executions, {} address lanes, {} guard lanes): the time is the worst case (both sides of such branches run, unknown addresses scattered); the best case (conditional code skipped, unknown addresses coalesced) is {:.3} us; describe the buffers with data hints (`data`: NAME=SPEC) to make them exact",
+        d.branches, d.unknown_address_lanes, d.unknown_guard_lanes, best.time_us
+    ));
 }
 
 /// What the trace model needs about one launch: its emulation (the representative block's warps
@@ -824,11 +1216,11 @@ impl Model for Trace {
             },
             Some(q) => {
                 let lat = calibrated_latencies(&t.latencies, q);
-                let (mut p, _) = predict(device, &t.emulation, t.resources, &lat)?;
-                p.time_us += q[2];
+                let (mut p, r) = predict(device, &t.emulation, t.resources, &lat)?;
+                p.time_us += q[2] - r.launch_overhead_us;
                 p.notes.push(format!(
-                    "launch overhead {:.3} us added to the simulated time",
-                    q[2]
+                    "calibrated launch overhead {:.3} us in place of the architecture's {:.3} us",
+                    q[2], r.launch_overhead_us
                 ));
                 Ok(p)
             }
@@ -846,7 +1238,8 @@ impl Model for Trace {
             None => Ok(run_on(device, t.launch, &t.emulation, t.resources, &t.latencies)?.time_us),
             Some(q) => {
                 let lat = calibrated_latencies(&t.latencies, q);
-                Ok(run_on(device, t.launch, &t.emulation, t.resources, &lat)?.time_us + q[2])
+                let r = run_on(device, t.launch, &t.emulation, t.resources, &lat)?;
+                Ok(r.time_us - r.launch_overhead_us + q[2])
             }
         }
     }
@@ -911,11 +1304,7 @@ mod tests {
         for case in cases {
             let (file, entry) = (case.0, case.1);
             let (_, em) = emulate_case(case);
-            let costs = Costs {
-                schedulers: 4,
-                dram_cycles_per_sector: 0.9,
-                memory_latency_scale: 2.0,
-            };
+            let costs = Costs::new(4, 0.9, 2.0);
             let rep = em.warps.iter().map(|w| w.block_linear).max().unwrap();
             let warps: Vec<&WarpTrace> =
                 em.warps.iter().filter(|w| w.block_linear == rep).collect();
@@ -959,6 +1348,7 @@ mod tests {
         let res = KernelResources {
             registers_per_thread: 32,
             shared_bytes_per_block: 2048,
+            ..Default::default()
         };
         let cases: [Case<'_>; 3] = [
             // 1,000 taps: 11,028 instructions per warp, 8 warps, above the Auto threshold.
@@ -1025,6 +1415,7 @@ mod tests {
         let res = KernelResources {
             registers_per_thread: 16,
             shared_bytes_per_block: 0,
+            ..Default::default()
         };
         let run = |grid: u32, block: u32, rule: LatencyRule| {
             let args = vec![crate::emulate::KernelArg::new(

@@ -330,10 +330,24 @@ impl Programs {
 /// priority queue. Comp, global and shared operations share one shape (`Step`), so the step
 /// that times them is the same straight-line code.
 pub fn simulate(programs: &mut Programs, blocks: usize, schedulers: u32) -> f64 {
+    run(programs, blocks, 1, schedulers).0
+}
+
+/// Waves of blocks through `slots` block slots with continuous dispatch: a block starts in its
+/// slot the moment the slot's previous block ends, as the hardware's block scheduler does.
+/// Returns the cycles until the last block ends.
+pub fn simulate_waves(programs: &mut Programs, slots: usize, waves: usize, schedulers: u32) -> f64 {
+    run(programs, slots, waves, schedulers).0
+}
+
+/// `waves` blocks per slot, the next one starting when the slot's block ends: the end (cycles)
+/// and every block's end (ticks).
+fn run(programs: &mut Programs, slots: usize, waves: usize, schedulers: u32) -> (f64, Vec<u64>) {
+    let blocks = slots * waves;
     let per_block = programs.len();
     let n = per_block * blocks;
     if n == 0 {
-        return 0.0;
+        return (0.0, vec![0; blocks]);
     }
     let schedulers = schedulers.max(1) as usize;
     let mut sched_free = vec![0u64; schedulers];
@@ -352,8 +366,9 @@ pub fn simulate(programs: &mut Programs, blocks: usize, schedulers: u32) -> f64 
         .collect();
     let mut arrived = vec![0usize; blocks];
     let mut live = vec![per_block; blocks];
+    let mut block_end = vec![0u64; blocks];
     let mut tree = WinnerTree::new(n);
-    for w in 0..n {
+    for w in 0..per_block * slots {
         tree.set(w, event_key(0, w));
     }
     let mut end = 0u64;
@@ -372,7 +387,16 @@ pub fn simulate(programs: &mut Programs, blocks: usize, schedulers: u32) -> f64 
             if op.resource == END {
                 end = end.max(t);
                 live[b] -= 1;
-                if live[b] > 0 && arrived[b] == live[b] {
+                if live[b] == 0 {
+                    block_end[b] = t;
+                    // The slot's next block starts now.
+                    let next = b + slots;
+                    if next < blocks {
+                        for w in next * per_block..(next + 1) * per_block {
+                            tree.set(w, event_key(t, w));
+                        }
+                    }
+                } else if arrived[b] == live[b] {
                     arrived[b] = 0;
                     release_block(programs, b, per_block, t, &mut ws, &mut tree);
                 }
@@ -399,7 +423,7 @@ pub fn simulate(programs: &mut Programs, blocks: usize, schedulers: u32) -> f64 
         st.op = programs.step(st.program, st.pos);
         tree.set(w, event_key(next, w));
     }
-    end as f64 / TICKS_PER_CYCLE
+    (end as f64 / TICKS_PER_CYCLE, block_end)
 }
 
 /// One warp of the round: its program, where it is, and what it does next.

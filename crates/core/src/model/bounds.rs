@@ -1,0 +1,223 @@
+//! Physical lower bounds on a launch's time: no kernel moves its DRAM bytes faster than the
+//! achievable DRAM bandwidth (peak x `dram_efficiency`), its L2 bytes faster than the L2
+//! bandwidth, issues its warp instructions faster than one per scheduler per clock (or its
+//! conversions, special functions, fp64 and integer operations faster than their units), updates
+//! one address atomically faster than the L2 serialises same-address atomics, or finishes
+//! before the launch overhead has passed.
+//!
+//! [`lower_bound`] computes them from an emulation alone (compulsory traffic: every distinct
+//! sector the sampled blocks touch, once); [`LowerBound::of`] from figures a model already has
+//! (the trace model's own DRAM and L2 traffic). A model whose time falls below the bound says
+//! so in its notes.
+//!
+//! Pure: no I/O. It does not time anything beyond these bounds.
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+
+use crate::device::latencies::Latencies;
+use crate::device::Device;
+use crate::emulate::Emulation;
+use crate::workload::trace::{Atomic, LatencyClass, MemSpace};
+
+/// The bounds of one launch, microseconds (the launch overhead included in none but `launch_us`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct LowerBound {
+    pub dram_bytes: f64,
+    /// DRAM bytes at the achievable bandwidth.
+    pub dram_us: f64,
+    pub l2_bytes: f64,
+    pub l2_us: f64,
+    /// Warp instructions at one per scheduler per clock, or each class at its unit's rate.
+    pub issue_us: f64,
+    /// Same-address global atomics serialised at the L2.
+    pub atomic_us: f64,
+    pub launch_us: f64,
+    /// The largest of them.
+    pub bound_us: f64,
+    /// Which one it is: `dram`, `l2`, `issue`, `atomic` or `launch`.
+    pub binding: &'static str,
+}
+
+/// What a launch does in total, for [`LowerBound::of`].
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Work {
+    pub dram_bytes: f64,
+    pub l2_bytes: f64,
+    /// Warp instructions of the whole launch.
+    pub warp_instructions: f64,
+    /// Cycles the busiest unit needs for the whole launch, summed over the SMs (instructions x
+    /// 32 lanes / results per clock per SM, per class).
+    pub unit_cycles_sm: f64,
+    /// The most lanes of the launch that update one global address atomically.
+    pub hot_atomic_lanes: f64,
+}
+
+impl LowerBound {
+    /// The bounds of `w` on `device` with its architecture's constants.
+    pub fn of(device: &Device, lat: &Latencies, w: &Work) -> LowerBound {
+        let sms = f64::from(device.sm_count.max(1));
+        let clock_hz = device.core_clock_mhz * 1e6;
+        let cycles_us = |c: f64| c / clock_hz * 1e6;
+        let dram_bps = device.memory_bandwidth_gbs * 1e9 * lat.dram_efficiency;
+        let dram_us = w.dram_bytes / dram_bps * 1e6;
+        let l2_us = cycles_us(w.l2_bytes / (lat.l2_bytes_per_clk_sm * sms));
+        let schedulers = f64::from(device.warp_schedulers_per_sm.max(1));
+        let issue_us =
+            cycles_us((w.warp_instructions / (schedulers * sms)).max(w.unit_cycles_sm / sms));
+        let atomic_us = cycles_us(w.hot_atomic_lanes / lat.global_atomic_same_address_per_clk);
+        let launch_us = lat.launch_overhead_us;
+        let all = [
+            ("dram", dram_us),
+            ("l2", l2_us),
+            ("issue", issue_us),
+            ("atomic", atomic_us),
+            ("launch", launch_us),
+        ];
+        let (binding, bound_us) =
+            all.iter()
+                .copied()
+                .fold(("launch", 0.0), |b, x| if x.1 > b.1 { x } else { b });
+        LowerBound {
+            dram_bytes: w.dram_bytes,
+            dram_us,
+            l2_bytes: w.l2_bytes,
+            l2_us,
+            issue_us,
+            atomic_us,
+            launch_us,
+            bound_us,
+            binding,
+        }
+    }
+
+    /// A sentence for a prediction whose time is `time_us`.
+    pub fn note(&self, time_us: f64) -> String {
+        format!(
+            "lower bound {:.3} us ({}): DRAM {:.3} us ({:.0} bytes at the achievable bandwidth), L2 {:.3} us, issue {:.3} us, same-address atomics {:.3} us, launch overhead {:.3} us; the prediction {:.3} us is {}",
+            self.bound_us,
+            self.binding,
+            self.dram_us,
+            self.dram_bytes,
+            self.l2_us,
+            self.issue_us,
+            self.atomic_us,
+            self.launch_us,
+            time_us,
+            if time_us + 1e-9 >= self.bound_us {
+                "above it"
+            } else {
+                "BELOW it"
+            }
+        )
+    }
+}
+
+/// Results per clock per SM of the unit that executes a latency class (None: the issue rate).
+pub fn unit_rate(lat: &Latencies, c: LatencyClass) -> Option<f64> {
+    Some(match c {
+        LatencyClass::Int | LatencyClass::IntMul | LatencyClass::Branch => lat.int_per_clk_sm,
+        LatencyClass::Fp32 => lat.fp32_per_clk_sm,
+        LatencyClass::Fp64 => lat.fp64_per_clk_sm,
+        LatencyClass::Special => lat.sfu_per_clk_sm,
+        LatencyClass::Convert => lat.convert_per_clk_sm,
+        LatencyClass::Convert64 => lat.convert64_per_clk_sm,
+        _ => return None,
+    })
+}
+
+/// The most lanes of the whole launch that update one global address atomically. An address
+/// every emulated block updates is the launch's shared counter: its lanes per block, averaged
+/// over the emulated blocks (the sampled ones and those emulated for the L2, so that one
+/// block's luck does not stand for thousands), times the launch's blocks. An address only some
+/// blocks update is theirs alone: counted as emulated.
+pub fn hot_atomic_lanes(em: &Emulation) -> f64 {
+    let blocks: std::collections::BTreeSet<u64> =
+        em.sampled_blocks.iter().map(|b| b.linear).collect();
+    if blocks.is_empty() {
+        return 0.0;
+    }
+    // address -> (lanes, blocks updating it)
+    let mut per: HashMap<u64, (f64, std::collections::BTreeSet<u64>)> = HashMap::new();
+    for w in &em.warps {
+        for &(a, n) in &w.atomic_targets {
+            let e = per.entry(a).or_default();
+            e.0 += f64::from(n);
+            e.1.insert(w.block_linear);
+        }
+    }
+    let scale = em.launch.blocks() as f64 / blocks.len() as f64;
+    per.values()
+        .map(|(lanes, by)| {
+            if by.len() == blocks.len() {
+                lanes * scale
+            } else {
+                *lanes
+            }
+        })
+        .fold(0.0, f64::max)
+}
+
+/// The bounds of a launch from its emulation: compulsory DRAM traffic (each distinct sector the
+/// sampled blocks touch once: a sector only one sampled block touches stands for the blocks
+/// that block represents, one several blocks touch is counted once), L2 traffic (the requests
+/// the L1 does not cache, plus the compulsory sectors of those it does), the instruction mix,
+/// atomics and the launch overhead.
+pub fn lower_bound(device: &Device, em: &Emulation, lat: &Latencies) -> LowerBound {
+    let weight: HashMap<u64, f64> = em
+        .sampled_blocks
+        .iter()
+        .filter(|b| b.represents > 0)
+        .map(|b| (b.linear, b.represents as f64))
+        .collect();
+    // sector -> (first block, touched by several)
+    let mut sectors: HashMap<u64, (u64, bool)> = HashMap::new();
+    let mut w = Work::default();
+    let mut unit_cycles: HashMap<LatencyClass, f64> = HashMap::new();
+    let policy = crate::memory::cache::L1Policy {
+        global_loads: lat.global_loads_cached_in_l1,
+        opt_in: lat.global_l1_opt_in,
+    };
+    for t in em
+        .warps
+        .iter()
+        .filter(|t| weight.contains_key(&t.block_linear))
+    {
+        let r = weight[&t.block_linear];
+        w.warp_instructions += r * t.ops.len() as f64;
+        for op in &t.ops {
+            if let Some(rate) = unit_rate(lat, op.latency) {
+                *unit_cycles.entry(op.latency).or_default() += r * 32.0 / rate.max(1e-9);
+            }
+        }
+        for a in &t.accesses {
+            if !matches!(a.space, MemSpace::Global | MemSpace::Local) {
+                continue;
+            }
+            // Stores, atomics and loads the L1 does not cache all reach the L2; cached loads
+            // at least once per distinct sector (added with the DRAM footprint below).
+            if !policy.caches(a) {
+                w.l2_bytes += r * 32.0 * f64::from(a.sectors);
+            }
+            if a.atomic != Atomic::No || a.space == MemSpace::Local {
+                continue;
+            }
+            for &s in &t.sector_ids[a.sector_start as usize..a.sector_end as usize] {
+                let e = sectors.entry(s).or_insert((t.block_linear, false));
+                if e.0 != t.block_linear {
+                    e.1 = true;
+                }
+            }
+        }
+    }
+    w.dram_bytes = 32.0
+        * sectors
+            .values()
+            .map(|(b, shared)| if *shared { 1.0 } else { weight[b] })
+            .sum::<f64>();
+    w.l2_bytes += w.dram_bytes;
+    w.unit_cycles_sm = unit_cycles.values().copied().fold(0.0, f64::max);
+    w.hot_atomic_lanes = hot_atomic_lanes(em);
+    LowerBound::of(device, lat, &w)
+}
