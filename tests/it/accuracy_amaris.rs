@@ -26,7 +26,7 @@ fn calibrated_roofline_cross_validates_within_20_percent_on_every_gpu() {
     // Rows without the needed counters are left out and counted, never guessed.
     assert!(prepared.rows.len() > sample.len() * 9 / 10);
     let options = CalibrateOptions {
-        scope: Scope::Kernel,
+        scopes: vec![Scope::Kernel],
         folds: 3,
         bootstrap: 0,
         seed: 2026,

@@ -103,7 +103,10 @@ fn trace_calibrate_evaluate_and_predict() {
     let t: toml::Value = toml::from_str(&text).unwrap();
     assert_eq!(t["model"].as_str(), Some("trace"));
     let g = &t["groups"][0];
-    let overhead = g["params"]["launch_overhead_us"].as_float().unwrap();
+    // The parameter is a scale on the device's launch overhead (its latency-table value).
+    let device = kerneltime::device::catalogue::find(DEVICE).unwrap();
+    let launch_us = kerneltime::model::analytical::launch_overhead_us(Some(device));
+    let overhead = g["params"]["launch_overhead_scale"].as_float().unwrap() * launch_us;
     assert!((overhead - OVERHEAD_US).abs() < 1e-6, "{text}");
     assert!(g["mape_train"].as_float().unwrap() < 1e-9, "{text}");
     assert!(g.get("mape_cv").is_some(), "{text}");

@@ -200,9 +200,10 @@ mod tests {
         let t0 = predict_row(ModelId::Trace, d, &p.rows[3], None).unwrap();
         let t1 = predict_row(ModelId::Trace, d, &p.rows[3], Some(&[1.0, 1.0, 0.0])).unwrap();
         assert_eq!(t0, t1);
-        // The overhead is added as it is.
+        // The overhead is 2.5 times the device's, added as it is.
         let t2 = predict_row(ModelId::Trace, d, &p.rows[3], Some(&[1.0, 1.0, 2.5])).unwrap();
-        assert!((t2 - t0 - 2.5).abs() < 1e-9);
+        let launch = crate::model::analytical::launch_overhead_us(Some(d));
+        assert!((t2 - t0 - 2.5 * launch).abs() < 1e-9);
         // A longer DRAM latency never makes the kernel faster.
         let t3 = predict_row(ModelId::Trace, d, &p.rows[12], Some(&[3.0, 1.0, 0.0])).unwrap();
         let t4 = predict_row(ModelId::Trace, d, &p.rows[12], None).unwrap();
@@ -225,7 +226,7 @@ mod tests {
         }
         let p = prepare_with(&ms, ModelId::Trace, None, Some(&src)).unwrap();
         let opts = CalibrateOptions {
-            scope: Scope::Kernel,
+            scopes: vec![Scope::Kernel],
             folds: 3,
             bootstrap: 0,
             ..CalibrateOptions::default()

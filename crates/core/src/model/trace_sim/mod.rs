@@ -734,8 +734,9 @@ impl std::fmt::Debug for TraceInputs {
     }
 }
 
-/// The trace model's free parameters: DRAM and L2 hit latency scales on the device's latency
-/// table, and a launch overhead added to the simulated time.
+/// The trace model's free parameters, ratios to the device's own values: DRAM and L2 hit latency
+/// scales on the device's latency table, and a scale on the device's launch overhead
+/// (`analytical::launch_overhead_us`) added to the simulated time.
 pub const PARAMS: &[ParamSpec] = &[
     ParamSpec {
         name: "dram_latency_scale",
@@ -750,10 +751,10 @@ pub const PARAMS: &[ParamSpec] = &[
         start: 1.0,
     },
     ParamSpec {
-        name: "launch_overhead_us",
+        name: "launch_overhead_scale",
         lower: 0.0,
-        upper: 100.0,
-        start: 3.0,
+        upper: 30.0,
+        start: 1.0,
     },
 ];
 
@@ -825,9 +826,10 @@ impl Model for Trace {
             Some(q) => {
                 let lat = calibrated_latencies(&t.latencies, q);
                 let (mut p, _) = predict(device, &t.emulation, t.resources, &lat)?;
-                p.time_us += q[2];
+                let launch_us = q[2] * crate::model::analytical::launch_overhead_us(Some(device));
+                p.time_us += launch_us;
                 p.notes.push(format!(
-                    "launch overhead {:.3} us added to the simulated time",
+                    "launch overhead {launch_us:.3} us ({} x the device's) added to the simulated time",
                     q[2]
                 ));
                 Ok(p)
@@ -846,7 +848,10 @@ impl Model for Trace {
             None => Ok(run_on(device, t.launch, &t.emulation, t.resources, &t.latencies)?.time_us),
             Some(q) => {
                 let lat = calibrated_latencies(&t.latencies, q);
-                Ok(run_on(device, t.launch, &t.emulation, t.resources, &lat)?.time_us + q[2])
+                Ok(
+                    run_on(device, t.launch, &t.emulation, t.resources, &lat)?.time_us
+                        + q[2] * crate::model::analytical::launch_overhead_us(Some(device)),
+                )
             }
         }
     }
