@@ -526,3 +526,200 @@ impl Calibration {
             .find(|g| g.device == device && (g.kernel.is_none() || g.kernel.as_deref() == kernel))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn group(
+        scope: Scope,
+        device: &str,
+        family: Option<&str>,
+        kernel: Option<&str>,
+        v: f64,
+    ) -> GroupCalibration {
+        let mut g = GroupCalibration::new(scope);
+        g.device = device.to_string();
+        g.architecture = family.map(String::from);
+        g.kernel = kernel.map(String::from);
+        if !device.is_empty() {
+            g.devices = vec![device.to_string()];
+        }
+        // roofline: e_c, e_m, launch scale; `v` tells the groups apart.
+        g.params = [
+            ("compute_efficiency", v),
+            ("memory_efficiency", 0.5),
+            ("launch_overhead_scale", 1.0),
+        ]
+        .into_iter()
+        .map(|(k, x)| (k.to_string(), x))
+        .collect();
+        g
+    }
+
+    /// A described device under a name no catalogue knows, with `like`'s properties.
+    fn lab(name: &str, like: &str) -> DeviceDescription {
+        let mut d = DeviceDescription::of(catalogue::find(like).unwrap());
+        d.name = name.to_string();
+        d
+    }
+
+    fn calibration(groups: Vec<GroupCalibration>, devices: Vec<DeviceDescription>) -> Calibration {
+        Calibration {
+            model: ModelId::Roofline,
+            scopes: Scope::ALL.to_vec(),
+            measurements: "test".into(),
+            rows: 0,
+            folds: 0,
+            bootstrap: 0,
+            seed: 0,
+            objective: String::new(),
+            parameters: Vec::new(),
+            devices,
+            groups,
+            notes: Vec::new(),
+        }
+    }
+
+    fn dev(name: &str) -> &'static Device {
+        catalogue::find(name).unwrap()
+    }
+
+    #[test]
+    fn scopes_parse_alone_in_lists_and_as_all() {
+        assert_eq!(Scope::parse_list("all").unwrap(), Scope::ALL.to_vec());
+        assert_eq!(
+            Scope::parse_list("global,kernel").unwrap(),
+            vec![Scope::Kernel, Scope::Global]
+        );
+        let e = Scope::parse_list("kernels").unwrap_err().to_string();
+        assert!(
+            e.contains("kernel-architecture") && e.contains("`kernels`"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn the_fallback_follows_the_stated_order_and_device_properties_decide() {
+        // The lab's GPUs carry names no catalogue knows; only their properties say what they are.
+        let devices = vec![
+            lab("lab-a", "GTX-680"),    // Kepler, cc 3.0
+            lab("lab-b", "Tesla K20c"), // Kepler, cc 3.5
+            lab("lab-c", "GTX-970"),    // Maxwell, cc 5.2
+        ];
+        let cal = calibration(
+            vec![
+                group(Scope::Kernel, "lab-c", None, Some("k1"), 0.11),
+                group(Scope::KernelArchitecture, "", Some("5"), Some("k1"), 0.12),
+                group(Scope::Kernel, "lab-b", None, Some("k2"), 0.13),
+                group(Scope::Device, "lab-a", None, None, 0.14),
+                group(Scope::Device, "lab-b", None, None, 0.15),
+                group(Scope::Architecture, "", Some("5"), None, 0.16),
+                group(Scope::Global, "", None, None, 0.17),
+            ],
+            devices,
+        );
+        let at = |d: &str, k: &str| {
+            let l = cal.lookup(dev(d), k).unwrap();
+            (l.step, l.params[0])
+        };
+        // 1: the kernel on the same device, recognised by its properties (GTX 970 = lab-c).
+        assert_eq!(at("GTX-970", "k1"), (1, 0.11));
+        // 2: the kernel on the same family (Titan X is Maxwell too).
+        assert_eq!(at("TitanX", "k1"), (2, 0.12));
+        // 3: the kernel on the nearest device of the family: the K40 (cc 3.5) is nearest the
+        // K20c-like lab-b, whose kernel group exists.
+        assert_eq!(at("Tesla K40", "k2"), (3, 0.13));
+        // 4: the same device (GTX 680 = lab-a by its properties).
+        assert_eq!(at("GTX-680", "k9"), (4, 0.14));
+        // 5: the family's group (a GTX 980 has no kernel group for k9).
+        assert_eq!(at("GTX-980", "k9"), (5, 0.16));
+        // 6: the nearest device of the family: the K40 is cc 3.5 like lab-b (K20c), not lab-a
+        // (GTX 680, cc 3.0), although it is nearer the GTX 680 in name.
+        assert_eq!(at("Tesla K40", "k9"), (6, 0.15));
+        // 7: another family takes the global group.
+        assert_eq!(at("P100", "k1"), (7, 0.17));
+        let l = cal.lookup(dev("P100"), "k1").unwrap();
+        assert!(
+            l.how.contains("step 7 of 7") && l.how.contains("global"),
+            "{}",
+            l.how
+        );
+        // Without the global group, another family has nothing, and says why.
+        let mut cal = cal;
+        cal.groups.pop();
+        assert!(cal.lookup(dev("P100"), "k1").is_none());
+        let why = cal.no_group_reason(dev("P100"), "k1");
+        assert!(
+            why.contains("kernel `k1`") && why.contains("cc 6.x"),
+            "{why}"
+        );
+    }
+
+    #[test]
+    fn old_single_scope_files_load_and_describe_their_devices() {
+        let text = r#"model = "roofline"
+scope = "device"
+measurements = "m.csv"
+rows = 10
+folds = 0
+bootstrap = 0
+seed = 0
+objective = "x"
+parameters = ["compute_efficiency", "memory_efficiency", "launch_overhead_scale"]
+
+[[groups]]
+device = "Tesla K20c"
+n = 10
+points = 5
+mape_train = 0.1
+max_error_train = 0.2
+
+[groups.params]
+compute_efficiency = 0.4
+memory_efficiency = 0.7
+launch_overhead_scale = 1.2
+"#;
+        let c = Calibration::from_toml(text, "old.toml").unwrap();
+        assert_eq!(c.scopes, vec![Scope::Device]);
+        assert_eq!(c.groups[0].scope, Some(Scope::Device));
+        // Described from the catalogue, so a sibling GPU finds it by its properties.
+        assert_eq!(c.devices.len(), 1);
+        assert_eq!(c.devices[0].compute_capability, "3.5");
+        assert_eq!(c.lookup(dev("Tesla K20c"), "").unwrap().step, 4);
+        assert_eq!(c.lookup(dev("Tesla K40"), "").unwrap().step, 6);
+        assert!(c.lookup(dev("GTX-970"), "").is_none());
+        // An unknown key is an error naming it.
+        let e = Calibration::from_toml(&text.replace("seed = 0", "seed = 0\ncolour = 1"), "x.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("colour"), "{e}");
+        // A group lacking a parameter of the model is named.
+        let e =
+            Calibration::from_toml(&text.replace("launch_overhead_scale = 1.2\n", ""), "x.toml")
+                .unwrap_err()
+                .to_string();
+        assert!(
+            e.contains("launch_overhead_scale") && e.contains("Tesla K20c"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn new_files_round_trip() {
+        let cal = calibration(
+            vec![
+                group(Scope::KernelArchitecture, "", Some("3"), Some("k"), 0.3),
+                group(Scope::Global, "", None, None, 0.4),
+            ],
+            vec![lab("lab-a", "GTX-680")],
+        );
+        let text = cal.to_toml().unwrap();
+        assert!(
+            text.contains("scopes = [\"kernel\", \"kernel-architecture\""),
+            "{text}"
+        );
+        let back = Calibration::from_toml(&text, "new.toml").unwrap();
+        assert_eq!(back, cal);
+    }
+}

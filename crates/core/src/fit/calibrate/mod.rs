@@ -241,6 +241,83 @@ mod tests {
     }
 
     #[test]
+    fn groups_of_every_scope_and_warnings_instead_of_zero_width_intervals() {
+        // Long memory-bound launches (about 1 s): the launch overhead (at most 30 x 5 us) moves
+        // the objective by less than 1e-6, so it is flagged as not identifiable.
+        let truth = [0.35, 0.8, 1.0];
+        let mut ms = synthetic_rows(48);
+        for m in &mut ms {
+            let c = m.counters.as_mut().unwrap();
+            c.dram_read_transactions = c.dram_read_transactions.map(|v| v * 2e5);
+        }
+        let p = with_model_times(ModelId::Roofline, &truth, &mut ms);
+        let opts = CalibrateOptions {
+            folds: 2,
+            bootstrap: 8,
+            ..CalibrateOptions::default()
+        };
+        let c = calibrate(ModelId::Roofline, &p, &opts, "synthetic").unwrap();
+        // One device, two kernels: kernel groups (2), kernel-architecture (2, the same rows as
+        // the kernel groups), device, architecture and global (the same rows again).
+        assert_eq!(c.groups.len(), 7, "{:#?}", c.groups);
+        assert_eq!(c.scopes, Scope::ALL.to_vec());
+        assert_eq!(c.devices.len(), 1);
+        for g in &c.groups {
+            assert!(
+                g.warnings
+                    .iter()
+                    .any(|w| w.contains("`launch_overhead_scale` is not identifiable")),
+                "{g:?}"
+            );
+            assert!(!g.intervals.contains_key("launch_overhead_scale"), "{g:?}");
+            // Every estimate lies inside its own interval.
+            for (k, [lo, hi]) in &g.intervals {
+                let v = g.params[k];
+                assert!(*lo <= v && v <= *hi, "{k}: {v} outside [{lo}, {hi}]");
+            }
+        }
+        // Broader groups with the same rows carry the same fit.
+        let global = c
+            .groups
+            .iter()
+            .find(|g| g.scope == Some(Scope::Global))
+            .unwrap();
+        let device = c
+            .groups
+            .iter()
+            .find(|g| g.scope == Some(Scope::Device))
+            .unwrap();
+        assert_eq!(global.params, device.params);
+        assert_eq!(global.devices, vec!["GeForce GTX 680".to_string()]);
+
+        // One row: the fit can match it exactly, so there are no intervals but a warning.
+        let one = Prepared {
+            rows: p.rows[..1].to_vec(),
+            ..p.clone()
+        };
+        let c = calibrate(
+            ModelId::Roofline,
+            &one,
+            &CalibrateOptions {
+                scopes: vec![Scope::Device],
+                ..opts.clone()
+            },
+            "one",
+        )
+        .unwrap();
+        let g = &c.groups[0];
+        assert!(g.intervals.is_empty(), "{g:?}");
+        assert!(
+            g.warnings.iter().any(|w| w.contains("only 1 rows")),
+            "{g:?}"
+        );
+        assert!(
+            g.warnings.iter().any(|w| w.contains("one problem point")),
+            "{g:?}"
+        );
+    }
+
+    #[test]
     fn unknown_models_and_missing_rows() {
         assert_eq!("puchala".parse::<ModelId>().unwrap(), ModelId::Puchala);
         assert!("nope".parse::<ModelId>().is_err());
