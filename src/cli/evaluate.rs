@@ -31,19 +31,22 @@ pub struct CalibrateArgs {
     pub kernel_file: Option<PathBuf>,
     #[command(flatten)]
     pub device: DeviceSelection,
-    /// One parameter set per `device` or per `kernel` (device and kernel).
-    #[arg(long, default_value = "kernel")]
+    /// The groups to fit: `all`, or a comma-separated list of `kernel` (kernel x device),
+    /// `kernel-architecture` (kernel x compute-capability family), `device`, `architecture`
+    /// (compute-capability family) and `global`. Predictions take the most specific group that
+    /// covers a (kernel, device) pair, in the order the file's notes list.
+    #[arg(long, default_value = "all")]
     pub scope: String,
     /// Folds of the grouped cross-validation (0: none).
-    #[arg(long, default_value_t = 5)]
+    #[arg(long, default_value_t = 3)]
     pub folds: usize,
-    /// Bootstrap resamples for the intervals (0: none).
-    #[arg(long, default_value_t = 20)]
+    /// Bootstrap resamples for 95 % intervals (0: none; each resample is one more fit).
+    #[arg(long, default_value_t = 0)]
     pub bootstrap: usize,
     #[arg(long, default_value_t = 2026)]
     pub seed: u64,
-    /// Largest number of rows one fit uses (a seeded sample beyond it).
-    #[arg(long, default_value_t = 2000)]
+    /// Largest number of rows one fit uses (a seeded sample beyond it); errors use every row.
+    #[arg(long, default_value_t = 400)]
     pub max_fit_rows: usize,
     /// Where to write the calibration file.
     #[arg(short = 'o', long = "output", value_name = "CAL.toml")]
@@ -71,7 +74,7 @@ pub fn run_calibrate(args: &CalibrateArgs) -> Result<()> {
         kernel_file.as_ref(),
     )?;
     let options = CalibrateOptions {
-        scope: Scope::parse(&args.scope)?,
+        scopes: Scope::parse_list(&args.scope)?,
         folds: args.folds,
         bootstrap: args.bootstrap,
         seed: args.seed,
@@ -92,9 +95,21 @@ pub fn run_calibrate(args: &CalibrateArgs) -> Result<()> {
         args.output.display()
     );
     println!(
-        "{:<24} {:<36} {:>6} {:>9} {:>9}  parameters [95 % bootstrap interval]",
-        "device", "kernel", "n", "train %", "CV %"
+        "{:<20} {:<24} {:<32} {:>6} {:>9} {:>9}  parameters{}",
+        "scope",
+        "device / family",
+        "kernel",
+        "n",
+        "train %",
+        "CV %",
+        if cal.bootstrap > 0 {
+            " [95 % bootstrap interval]"
+        } else {
+            ""
+        }
     );
+    let scope0 = cal.first_scope();
+    let mut warnings = 0;
     for g in &cal.groups {
         let params: Vec<String> = g
             .params
@@ -109,11 +124,19 @@ pub fn run_calibrate(args: &CalibrateArgs) -> Result<()> {
             .as_deref()
             .unwrap_or("(all)")
             .chars()
-            .take(36)
+            .take(32)
             .collect();
+        let place = if !g.device.is_empty() {
+            g.device.clone()
+        } else if let Some(a) = &g.architecture {
+            format!("cc {a}.x ({} GPUs)", g.devices.len())
+        } else {
+            format!("all ({} GPUs)", g.devices.len())
+        };
         println!(
-            "{:<24} {:<36} {:>6} {:>9.2} {:>9}  {}",
-            g.device,
+            "{:<20} {:<24} {:<32} {:>6} {:>9.2} {:>9}  {}",
+            g.scope_or(scope0).name(),
+            place.chars().take(24).collect::<String>(),
             kernel,
             g.n,
             g.mape_train * 100.0,
@@ -121,6 +144,13 @@ pub fn run_calibrate(args: &CalibrateArgs) -> Result<()> {
                 .map_or("-".into(), |c| format!("{:.2}", c * 100.0)),
             params.join(", ")
         );
+        for w in &g.warnings {
+            warnings += 1;
+            println!("  warning: {w}");
+        }
+    }
+    if warnings > 0 {
+        eprintln!("{warnings} warnings about parameters the rows cannot determine (listed under their groups)");
     }
     for n in &cal.notes {
         println!("note: {n}");
@@ -213,41 +243,33 @@ pub fn run_evaluate(args: &EvaluateArgs) -> Result<()> {
             ));
         }
     }
-    // One preparation per input family: the counter models share theirs.
-    let family = |m: ModelId| {
-        if m.from_counters() {
-            ModelId::Roofline
-        } else {
-            m
-        }
-    };
-    let mut families: Vec<(ModelId, Vec<Run>)> = Vec::new();
-    for &m in &models {
-        let idx = match families.iter().position(|(f, _)| *f == family(m)) {
-            Some(i) => i,
-            None => {
-                families.push((family(m), Vec::new()));
-                families.len() - 1
-            }
-        };
-        if m != ModelId::Lslag {
-            families[idx].1.push(Run {
-                model: m,
-                calibration: None,
-            });
-        }
-        for c in cals.iter().filter(|c| c.model == m) {
-            families[idx].1.push(Run {
-                model: m,
-                calibration: Some(c),
-            });
-        }
-    }
+    // One preparation per model: each model builds its own inputs from the rows.
+    let cal_names: Vec<String> = args
+        .calibration
+        .iter()
+        .map(|p| {
+            p.file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        })
+        .collect();
     let mut prepared = Vec::new();
-    for (f, runs) in families {
+    for &m in &models {
+        let mut runs = Vec::new();
+        if m != ModelId::Lslag {
+            runs.push(Run::plain(m));
+        }
+        let of_model: Vec<usize> = (0..cals.len()).filter(|&i| cals[i].model == m).collect();
+        for &i in &of_model {
+            let mut r = Run::calibrated(m, &cals[i]);
+            if of_model.len() > 1 {
+                r.label = Some(format!("{} ({})", m.name(), cal_names[i]));
+            }
+            runs.push(r);
+        }
         if !runs.is_empty() {
             prepared.push((
-                prepare_with(&set.measurements, f, device.as_ref(), kernel_file.as_ref())?,
+                prepare_with(&set.measurements, m, device.as_ref(), kernel_file.as_ref())?,
                 runs,
             ));
         }
@@ -262,6 +284,7 @@ pub fn run_evaluate(args: &EvaluateArgs) -> Result<()> {
             None => evaluation = Some(e),
             Some(acc) => {
                 acc.rows = acc.rows.max(e.rows);
+                acc.runs.extend(e.runs);
                 acc.aggregates.extend(e.aggregates);
                 acc.experiments.extend(e.experiments);
                 acc.comparisons.extend(e.comparisons);
@@ -289,6 +312,36 @@ pub fn run_evaluate(args: &EvaluateArgs) -> Result<()> {
                     .join("; ")
             ),
         ));
+    }
+    // A calibration that predicts no row is a mistake (another GPU family, other kernels):
+    // say so instead of reporting the uncalibrated models alone.
+    for (i, c) in cals.iter().enumerate() {
+        let label_of = |r: &kerneltime::eval::evaluate::RunSummary| {
+            let mut x = Run::calibrated(c.model, c);
+            if cals.iter().filter(|o| o.model == c.model).count() > 1 {
+                x.label = Some(format!("{} ({})", c.model.name(), cal_names[i]));
+            }
+            r.model == x.label()
+        };
+        if let Some(r) = e.runs.iter().find(|r| label_of(r)) {
+            if r.predicted == 0 {
+                let (why, n) = r
+                    .left_out
+                    .iter()
+                    .max_by_key(|(_, n)| **n)
+                    .map(|(w, n)| (w.clone(), *n))
+                    .unwrap_or_default();
+                return Err(Error::invalid(
+                    "--calibration",
+                    format!(
+                        "{} predicts none of the {} rows of {} ({n} rows: {why})",
+                        args.calibration[i].display(),
+                        r.rows,
+                        set.file
+                    ),
+                ));
+            }
+        }
     }
     if let Some(dir) = &args.report {
         write_report(dir, &e)?;

@@ -337,6 +337,7 @@ mod tests {
         Evaluation {
             measurements: "m.csv".into(),
             rows: 4,
+            runs: Vec::new(),
             aggregates: vec![ModelDeviceAggregate {
                 model: "roofline".into(),
                 device: "GPU A".into(),

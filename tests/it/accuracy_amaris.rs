@@ -1,7 +1,8 @@
-//! The accuracy target on a sample of the amaris2018 development split (when ../shared is
-//! present): the roofline calibrated per (GPU, kernel) reaches a grouped cross-validated MAPE of at most
-//! 20 % on every GPU. The full split is the README's (`scripts/accuracy-table.sh`); this test
-//! takes every 10th row and small fits so that it stays a few seconds long.
+//! The accuracy target on the amaris2018 development split (when ../shared is present): the
+//! roofline calibrated per (GPU, kernel) reaches a grouped cross-validated MAPE of at most 20 %
+//! on every GPU. The whole split is used (a sample of every 10th row put the figures within
+//! 1.5 points of the target either side, depending only on how the folds fell); fits take at
+//! most 400 rows each, so it stays a few seconds long.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -21,16 +22,16 @@ fn calibrated_roofline_cross_validates_within_20_percent_on_every_gpu() {
         return;
     }
     let set = read_measurements(&path).unwrap();
-    let sample: Vec<_> = set.measurements.into_iter().step_by(10).collect();
+    let sample = set.measurements;
     let prepared = prepare(&sample, ModelId::Roofline, None).unwrap();
     // Rows without the needed counters are left out and counted, never guessed.
     assert!(prepared.rows.len() > sample.len() * 9 / 10);
     let options = CalibrateOptions {
-        scope: Scope::Kernel,
+        scopes: vec![Scope::Kernel],
         folds: 3,
         bootstrap: 0,
         seed: 2026,
-        max_fit_rows: 200,
+        max_fit_rows: 400,
     };
     let cal = calibrate(ModelId::Roofline, &prepared, &options, "amaris2018 sample").unwrap();
     let mut per_gpu: BTreeMap<&str, Vec<f64>> = BTreeMap::new();

@@ -61,9 +61,9 @@ fn wu_calibration(path: &Path, device: &str) {
         device,
         &[
             ("dram_latency_scale", 1.5),
-            ("departure_delay_cycles", 6.0),
+            ("departure_delay_scale", 6.0),
             ("arithmetic_latency_scale", 1.25),
-            ("launch_overhead_us", 4.0),
+            ("launch_overhead_scale", 4.0),
         ],
     );
 }
@@ -225,7 +225,7 @@ fn calibrated_roofline_and_puchala_sweeps_equal_predict_calibration() {
         &[
             ("compute_efficiency", 0.6),
             ("memory_efficiency", 0.8),
-            ("launch_overhead_us", 7.0),
+            ("launch_overhead_scale", 7.0),
         ],
     );
     let out = dir.join("roof.csv");
@@ -252,10 +252,11 @@ fn calibrated_roofline_and_puchala_sweeps_equal_predict_calibration() {
         let flops: f64 = r["flops"].parse().unwrap();
         let bytes: f64 = r["dram_bytes"].parse().unwrap();
         // By hand: compute at 8 x 192 x 2 FLOP per cycle and 1058 cycles per us, DRAM at the
-        // catalogue's bandwidth (1 GB/s = 1e3 B/us), each divided by its efficiency.
+        // catalogue's bandwidth (1 GB/s = 1e3 B/us), each divided by its efficiency; the launch
+        // overhead is 7 times the roofline's 5 us for compute capability 3.0.
         let bw_gbs = 192.256;
-        let hand =
-            (flops / (8.0 * 192.0 * 2.0) / 1058.0 / 0.6).max(bytes / (bw_gbs * 1e3) / 0.8) + 7.0;
+        let hand = (flops / (8.0 * 192.0 * 2.0) / 1058.0 / 0.6).max(bytes / (bw_gbs * 1e3) / 0.8)
+            + 7.0 * 5.0;
         let p = dir.join("point.toml");
         std::fs::write(&p, format!("flops = {flops:?}\ndram_bytes = {bytes:?}\n")).unwrap();
         let want = predict_time(&[
@@ -343,7 +344,7 @@ fn wrong_or_uncovering_calibrations_are_one_sentence_errors() {
         &[
             ("compute_efficiency", 0.5),
             ("memory_efficiency", 0.5),
-            ("launch_overhead_us", 5.0),
+            ("launch_overhead_scale", 5.0),
         ],
     );
     let example = wu_example();
@@ -360,11 +361,11 @@ fn wrong_or_uncovering_calibrations_are_one_sentence_errors() {
             ],
             "calibrates roofline",
         ),
-        // A device the calibration does not cover.
+        // A device the calibration does not cover (another compute-capability family).
         (
             vec![
                 "--device",
-                "GTX-680",
+                "GTX-970",
                 "--calibration",
                 wu_k40.to_str().unwrap(),
             ],
@@ -481,9 +482,9 @@ fn resumed_sweep_with_a_calibration_axis_is_byte_identical() {
         "Tesla K40",
         &[
             ("dram_latency_scale", 2.0),
-            ("departure_delay_cycles", 6.0),
+            ("departure_delay_scale", 6.0),
             ("arithmetic_latency_scale", 1.25),
-            ("launch_overhead_us", 4.0),
+            ("launch_overhead_scale", 4.0),
         ],
     );
     let mut resume = args(&part);

@@ -375,6 +375,11 @@ pub fn defaults(cc: ComputeCapability) -> Result<Resolved> {
                 format!("no latency defaults for compute capability {key}; add a [latencies] table with every field to the device file"),
             )
         })?;
+    defaults_of(row, &key)
+}
+
+/// A row's values for one of its compute capabilities (`key`, such as "3.5").
+fn defaults_of(row: &ArchRow, key: &str) -> Result<Resolved> {
     let mut sources = BTreeMap::new();
     let mut estimated = BTreeSet::new();
     for f in FIELDS.iter().chain(FLAGS) {
@@ -392,7 +397,7 @@ pub fn defaults(cc: ComputeCapability) -> Result<Resolved> {
         sources,
         estimated,
     };
-    if let Some(o) = row.per_cc.get(&key) {
+    if let Some(o) = row.per_cc.get(key) {
         r.apply(
             &o.values,
             &format!("compute capability {key} of {}", row.name),
@@ -400,6 +405,27 @@ pub fn defaults(cc: ComputeCapability) -> Result<Resolved> {
         );
     }
     Ok(r)
+}
+
+/// The architecture default values of a compute capability (its row with the row's `per_cc`
+/// override), without their sources: for hot paths that read one number per call (a fit's
+/// launch overhead). `None` when the table has no row for it.
+pub fn default_values(cc: ComputeCapability) -> Option<&'static Latencies> {
+    static V: OnceLock<Vec<(ComputeCapability, Latencies)>> = OnceLock::new();
+    V.get_or_init(|| {
+        let mut out = Vec::new();
+        for row in table() {
+            for key in &row.compute_capabilities {
+                if let (Ok(c), Ok(r)) = (ComputeCapability::parse(key), defaults_of(row, key)) {
+                    out.push((c, r.values));
+                }
+            }
+        }
+        out
+    })
+    .iter()
+    .find(|(c, _)| *c == cc)
+    .map(|(_, v)| v)
 }
 
 /// The values for a device: architecture defaults with the device file's overrides.

@@ -85,11 +85,37 @@ pub struct Comparison {
     pub max_error: f64,
 }
 
+/// What happened to the rows of one model run: how many were predicted, how many were left
+/// out and why (before the run, when the rows were read for the model, and when predicting),
+/// and for a calibrated run which calibration groups (fallback steps) gave the parameters.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunSummary {
+    pub model: String,
+    /// Measurement rows read.
+    pub rows: usize,
+    pub predicted: usize,
+    /// Rows left out, per reason (reasons of the preparation start with `read: `).
+    pub left_out: BTreeMap<String, usize>,
+    /// Calibrated runs: rows per calibration group used (`group ..., fallback step k of 7: ...`).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub groups_used: BTreeMap<String, usize>,
+}
+
+impl RunSummary {
+    /// Rows left out, all reasons.
+    pub fn left_out_total(&self) -> usize {
+        self.left_out.values().sum()
+    }
+}
+
 /// Everything an evaluation found.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Evaluation {
     pub measurements: String,
+    /// Rows the models could read (after the preparation left some out; see `runs`).
     pub rows: usize,
+    /// Per model run: rows predicted and left out, per reason.
+    pub runs: Vec<RunSummary>,
     pub aggregates: Vec<ModelDeviceAggregate>,
     pub experiments: Vec<Experiment>,
     pub comparisons: Vec<Comparison>,
@@ -102,10 +128,34 @@ pub struct Evaluation {
 pub struct Run<'a> {
     pub model: ModelId,
     pub calibration: Option<&'a Calibration>,
+    /// The label in tables instead of `model` / `model (calibrated)` (e.g. to tell two
+    /// calibrations of one model apart).
+    pub label: Option<String>,
 }
 
-impl Run<'_> {
+impl<'a> Run<'a> {
+    /// The uncalibrated model.
+    pub fn plain(model: ModelId) -> Self {
+        Self {
+            model,
+            calibration: None,
+            label: None,
+        }
+    }
+
+    /// The model with a calibration.
+    pub fn calibrated(model: ModelId, calibration: &'a Calibration) -> Self {
+        Self {
+            model,
+            calibration: Some(calibration),
+            label: None,
+        }
+    }
+
     pub fn label(&self) -> String {
+        if let Some(l) = &self.label {
+            return l.clone();
+        }
         match self.calibration {
             Some(_) => format!("{} (calibrated)", self.model.name()),
             None => self.model.name().to_string(),
@@ -124,46 +174,94 @@ pub fn evaluate(
     let mut aggregates = Vec::new();
     let mut comparisons = Vec::new();
     let mut failed = BTreeMap::new();
+    let mut summaries = Vec::new();
+    let read_total = prepared.rows.len() + prepared.skipped.values().sum::<usize>();
     for run in runs {
         let label = run.label();
-        let results: Vec<std::result::Result<f64, String>> = prepared
+        // Per row: the time, or why not; and the calibration group that gave the parameters.
+        type Outcome = (std::result::Result<f64, String>, Option<(usize, String)>);
+        let results: Vec<Outcome> = prepared
             .rows
             .par_iter()
             .map(|r| {
                 progress.advance(1);
                 let device = &prepared.devices[r.device];
-                let params = match run.calibration {
-                    Some(c) => Some(c.params_for(device, &r.kernel).ok_or_else(|| {
-                        format!("no calibration group for {} / {}", device.name, r.kernel)
-                    })?),
-                    None => None,
+                let (params, group) = match run.calibration {
+                    Some(c) => match c.lookup(device, &r.kernel) {
+                        Some(l) => (Some(l.params), Some((l.group, l.how))),
+                        None => return (Err(c.no_group_reason(device, &r.kernel)), None),
+                    },
+                    None => (None, None),
                 };
-                match predict_row(run.model, device, r, params.as_deref()) {
+                let t = match predict_row(run.model, device, r, params.as_deref()) {
                     Ok(t) if t.is_finite() && t >= 0.0 => Ok(t),
                     Ok(t) => Err(format!("non-finite or negative prediction {t}")),
                     Err(e) => Err(short(&e.to_string())),
-                }
+                };
+                (t, group)
             })
             .collect();
         let mut by_exp: BTreeMap<(usize, String), Vec<Point>> = BTreeMap::new();
         let mut fails: BTreeMap<String, usize> = BTreeMap::new();
-        for (r, res) in prepared.rows.iter().zip(results) {
+        let mut groups_used: BTreeMap<String, usize> = BTreeMap::new();
+        // Per experiment: the calibration groups its rows used.
+        let mut exp_groups: BTreeMap<(usize, String), Vec<usize>> = BTreeMap::new();
+        for (r, (res, group)) in prepared.rows.iter().zip(results) {
             match res {
-                Ok(t) => by_exp
-                    .entry((r.device, r.kernel.clone()))
-                    .or_default()
-                    .push(Point {
-                        x: r.x,
-                        measured_us: r.measured_us,
-                        model_us: t,
-                        ratio: t / r.measured_us,
-                    }),
+                Ok(t) => {
+                    by_exp
+                        .entry((r.device, r.kernel.clone()))
+                        .or_default()
+                        .push(Point {
+                            x: r.x,
+                            measured_us: r.measured_us,
+                            model_us: t,
+                            ratio: t / r.measured_us,
+                        });
+                    if let Some((gi, how)) = group {
+                        *groups_used.entry(how).or_default() += 1;
+                        let v = exp_groups.entry((r.device, r.kernel.clone())).or_default();
+                        if !v.contains(&gi) {
+                            v.push(gi);
+                        }
+                    }
+                }
                 Err(why) => *fails.entry(why).or_default() += 1,
             }
         }
+        let predicted: usize = by_exp.values().map(Vec::len).sum();
+        let mut left_out: BTreeMap<String, usize> = prepared
+            .skipped
+            .iter()
+            .map(|(k, v)| (format!("read: {k}"), *v))
+            .collect();
+        for (k, v) in &fails {
+            *left_out.entry(k.clone()).or_default() += v;
+        }
+        summaries.push(RunSummary {
+            model: label.clone(),
+            rows: read_total,
+            predicted,
+            left_out,
+            groups_used,
+        });
         if !fails.is_empty() {
             failed.insert(label.clone(), fails);
         }
+        // A calibration group's cross-validated MAPE speaks for these rows only when the group
+        // was fitted on this device alone.
+        let own_cv = |dev: usize, gis: &[usize]| -> Option<f64> {
+            let c = run.calibration?;
+            let name = &prepared.devices[dev].name;
+            let cvs: Vec<f64> = gis
+                .iter()
+                .map(|&g| &c.groups[g])
+                .filter(|g| g.devices.len() == 1 && &g.devices[0] == name)
+                .filter_map(|g| g.mape_cv)
+                .collect();
+            (cvs.len() == gis.len() && !cvs.is_empty())
+                .then(|| cvs.iter().sum::<f64>() / cvs.len() as f64)
+        };
         let mut per_device: BTreeMap<usize, Vec<Experiment>> = BTreeMap::new();
         for ((dev, kernel), mut points) in by_exp {
             points.sort_by(|a, b| {
@@ -175,11 +273,15 @@ pub fn evaluate(
             let measured: Vec<f64> = points.iter().map(|p| p.measured_us).collect();
             let acc = metrics::experiment_accuracy(&model_us, &measured)?;
             let device = &prepared.devices[dev];
-            let mape_cv = run
-                .calibration
-                .and_then(|c| c.group_for(&device.name, Some(&kernel)))
-                .filter(|g| g.kernel.is_some())
-                .and_then(|g| g.mape_cv);
+            let gis = exp_groups
+                .get(&(dev, kernel.clone()))
+                .cloned()
+                .unwrap_or_default();
+            // Only a kernel group's CV is an error of this experiment's rows.
+            let mape_cv = own_cv(dev, &gis).filter(|_| {
+                run.calibration
+                    .is_some_and(|c| gis.iter().all(|&g| c.groups[g].kernel.is_some()))
+            });
             per_device.entry(dev).or_default().push(Experiment {
                 model: label.clone(),
                 device: device.name.clone(),
@@ -216,15 +318,14 @@ pub fn evaluate(
                 .iter()
                 .flat_map(|e| e.points.iter().map(|p| p.measured_us))
                 .collect();
-            let mape_cv = run.calibration.and_then(|c| {
-                let cvs: Vec<f64> = c
-                    .groups
-                    .iter()
-                    .filter(|g| g.device == device.name)
-                    .filter_map(|g| g.mape_cv)
-                    .collect();
-                (!cvs.is_empty()).then(|| cvs.iter().sum::<f64>() / cvs.len() as f64)
-            });
+            let mut gis: Vec<usize> = exp_groups
+                .iter()
+                .filter(|((d, _), _)| *d == dev)
+                .flat_map(|(_, v)| v.iter().copied())
+                .collect();
+            gis.sort_unstable();
+            gis.dedup();
+            let mape_cv = own_cv(dev, &gis);
             aggregates.push(ModelDeviceAggregate {
                 model: label.clone(),
                 device: device.name.clone(),
@@ -254,6 +355,7 @@ pub fn evaluate(
     Ok(Evaluation {
         measurements: source.to_string(),
         rows: prepared.rows.len(),
+        runs: summaries,
         aggregates,
         experiments,
         comparisons,
@@ -395,7 +497,7 @@ mod tests {
             ModelId::Roofline,
             &p,
             &CalibrateOptions {
-                scope: Scope::Kernel,
+                scopes: vec![Scope::Kernel],
                 folds: 2,
                 bootstrap: 0,
                 ..Default::default()
@@ -404,14 +506,8 @@ mod tests {
         )
         .unwrap();
         let runs = [
-            Run {
-                model: ModelId::Roofline,
-                calibration: None,
-            },
-            Run {
-                model: ModelId::Roofline,
-                calibration: Some(&cal),
-            },
+            Run::plain(ModelId::Roofline),
+            Run::calibrated(ModelId::Roofline, &cal),
         ];
         let e = evaluate(&p, &runs, "t.csv", &crate::progress::Quiet).unwrap();
         // Two variants x two runs.

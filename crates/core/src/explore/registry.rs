@@ -452,7 +452,7 @@ struct AnalyticalEvaluator<T: Analytical> {
     /// Calibrated parameters still to apply per point (only when a swept field is a calibrated
     /// one; otherwise `base` is already calibrated).
     calibrate_per_point: Option<Vec<f64>>,
-    /// The calibration's launch overhead (0 uncalibrated), added to every time.
+    /// The calibration's launch overhead, µs (0 uncalibrated), added to every time.
     launch_us: f64,
     notes: Vec<String>,
 }
@@ -529,7 +529,7 @@ fn prepare_analytical<T: Analytical>(cx: &Context<'_>) -> Result<Prepared> {
     if let Some(cal) = cx.calibration {
         let (q, note) = cal.params_for(T::MODEL, device.as_deref(), cx.workload.name())?;
         notes.push(note);
-        launch_us = q.get(3).copied().unwrap_or(0.0);
+        launch_us = crate::model::analytical::launch_us(Some(&q), device.as_deref());
         // A swept calibrated field: the calibration must act on each point's value.
         let swept_calibrated =
             cx.axes.iter().enumerate().any(|(a, _)| {
@@ -641,7 +641,7 @@ impl Evaluator for RooflineEvaluator {
                     Some(us) => crate::error::non_negative("launch_overhead_us", us)?,
                     None => self.default_launch_us,
                 };
-                roofline::calibrated_us(&self.device, &i, &[1.0, 1.0, launch_us])
+                roofline::bound_us(&self.device, &i, 1.0, 1.0, launch_us)
             }
         };
         Ok(Outcome::new(time_us))
@@ -915,7 +915,7 @@ mod tests {
             origin: "cal.toml".into(),
             calibration: Calibration {
                 model,
-                scope: Scope::Device,
+                scopes: vec![Scope::Device],
                 measurements: String::new(),
                 rows: 0,
                 folds: 0,
@@ -923,17 +923,11 @@ mod tests {
                 seed: 0,
                 objective: String::new(),
                 parameters: params.keys().cloned().collect(),
+                devices: Vec::new(),
                 groups: vec![GroupCalibration {
                     device: device.into(),
-                    kernel: None,
-                    n: 0,
-                    points: 0,
                     params,
-                    intervals: BTreeMap::new(),
-                    mape_train: 0.0,
-                    max_error_train: 0.0,
-                    mape_cv: None,
-                    max_error_cv: None,
+                    ..GroupCalibration::new(Scope::Device)
                 }],
                 notes: Vec::new(),
             },
@@ -978,9 +972,11 @@ mod tests {
                 let mut i = base;
                 set(&mut i, v);
                 i.calibrate(&q);
-                let expected = i
-                    .run(Some(&device))
-                    .map(|(c, extra, _)| device.cycles_to_us(c) + extra + q[3]);
+                let expected = i.run(Some(&device)).map(|(c, extra, _)| {
+                    device.cycles_to_us(c)
+                        + extra
+                        + crate::model::analytical::launch_us(Some(&q), Some(&device))
+                });
                 match (fast, expected) {
                     (Ok(a), Ok(b)) => {
                         assert_eq!(a, b, "{} {field} = {v}", T::MODEL);

@@ -9,8 +9,11 @@ use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::model::registry::ParamSpec;
 
-/// The free parameters of the analytical models: a DRAM latency scale, the departure delay, an
-/// arithmetic latency scale and a launch overhead added to the time.
+/// The free parameters of the analytical models, each a ratio to the device's own value so that
+/// a calibration transfers to another GPU through that GPU's values: a scale on the DRAM latency,
+/// a scale on the departure delay (both from the inputs: the device's latency table on the
+/// counters and PTX paths), a scale on the arithmetic latency (wu: on the compute cycles), and a
+/// scale on the device's launch overhead ([`launch_overhead`]) added to the time.
 pub const PARAMS: &[ParamSpec] = &[
     ParamSpec {
         name: "dram_latency_scale",
@@ -19,10 +22,10 @@ pub const PARAMS: &[ParamSpec] = &[
         start: 1.0,
     },
     ParamSpec {
-        name: "departure_delay_cycles",
-        lower: 0.5,
-        upper: 200.0,
-        start: 4.0,
+        name: "departure_delay_scale",
+        lower: 0.1,
+        upper: 50.0,
+        start: 1.0,
     },
     ParamSpec {
         name: "arithmetic_latency_scale",
@@ -31,16 +34,78 @@ pub const PARAMS: &[ParamSpec] = &[
         start: 1.0,
     },
     ParamSpec {
-        name: "launch_overhead_us",
+        name: "launch_overhead_scale",
         lower: 0.0,
-        upper: 100.0,
-        start: 3.0,
+        upper: 30.0,
+        start: 1.0,
     },
 ];
 
-/// The calibrated launch overhead (`params[3]`), 0 uncalibrated.
-pub fn launch_us(params: Option<&[f64]>) -> f64 {
-    params.map_or(0.0, |q| q.get(3).copied().unwrap_or(0.0))
+/// The launch overhead without a device, or for a device whose compute capability the latency
+/// table lacks, µs (`roofline::DEFAULT_LAUNCH_OVERHEAD_US`).
+pub const NO_TABLE_LAUNCH_OVERHEAD_US: f64 = crate::model::roofline::DEFAULT_LAUNCH_OVERHEAD_US;
+
+/// What one launch adds to a kernel's time on `device`, µs: the device file's measured
+/// `launch_overhead_us` (`[measured]`), else its `[latencies]` override, else the
+/// per-architecture `launch_overhead_us` of `data/latencies.toml`
+/// (`docs/sources/arch-constants.md`), else [`NO_TABLE_LAUNCH_OVERHEAD_US`]. Fast: fits call it
+/// for every row.
+pub fn launch_overhead_us(device: Option<&Device>) -> f64 {
+    let Some(d) = device else {
+        return NO_TABLE_LAUNCH_OVERHEAD_US;
+    };
+    if let Some(v) = d.measured.as_ref().and_then(|m| m.launch_overhead_us) {
+        return v;
+    }
+    if let Some(v) = d
+        .latencies
+        .as_ref()
+        .and_then(|o| o.values.get("launch_overhead_us"))
+    {
+        return *v;
+    }
+    crate::device::latencies::default_values(d.compute_capability)
+        .map_or(NO_TABLE_LAUNCH_OVERHEAD_US, |l| l.launch_overhead_us)
+}
+
+/// [`launch_overhead_us`] with where the value comes from, for notes.
+pub fn launch_overhead(device: Option<&Device>) -> (f64, String) {
+    let us = launch_overhead_us(device);
+    let Some(d) = device else {
+        return (us, "no device: NO_TABLE_LAUNCH_OVERHEAD_US".into());
+    };
+    if let Some(m) = d.measured_value("launch_overhead_us") {
+        return (us, format!("{}'s measured value ({})", d.name, m.source));
+    }
+    match crate::device::latencies::for_device(d) {
+        Ok(r) => {
+            let src = r
+                .sources
+                .get("launch_overhead_us")
+                .cloned()
+                .unwrap_or_default();
+            (
+                us,
+                format!("the latency table (data/latencies.toml, {}): {src}", r.architecture),
+            )
+        }
+        Err(_) => (
+            us,
+            format!(
+                "NO_TABLE_LAUNCH_OVERHEAD_US: the latency table has no row for compute capability {}",
+                d.compute_capability
+            ),
+        ),
+    }
+}
+
+/// The calibrated launch overhead, µs: `params[3]` times the device's [`launch_overhead_us`];
+/// 0 uncalibrated.
+pub fn launch_us(params: Option<&[f64]>, device: Option<&Device>) -> f64 {
+    match params.and_then(|q| q.get(3)) {
+        Some(scale) => scale * launch_overhead_us(device),
+        None => 0.0,
+    }
 }
 
 /// Cycles to microseconds: the device's clock when there is a device, else the inputs file's.

@@ -208,12 +208,12 @@ impl HongKimResult {
     }
 }
 
-/// Applies calibrated parameters (`analytical::PARAMS`; both departure delays take `q[1]`);
-/// the launch overhead is added to the time.
+/// Applies calibrated parameters (`analytical::PARAMS`; `q[1]` scales both departure delays);
+/// the scaled launch overhead is added to the time.
 pub fn apply_params(i: &mut HongKimInputs, q: &[f64]) {
     i.mem_ld *= q[0];
-    i.departure_del_coal = q[1];
-    i.departure_del_uncoal = q[1];
+    i.departure_del_coal *= q[1];
+    i.departure_del_uncoal *= q[1];
     i.issue_cycles *= q[2];
 }
 
@@ -284,7 +284,7 @@ impl Model for HongKim {
     ) -> Result<Prediction> {
         let (i, r) = self.run(inputs, params)?;
         let us = analytical::cycles_to_us(r.exec_cycles_with_synch, device, i.freq_ghz * 1000.0)
-            + analytical::launch_us(params);
+            + analytical::launch_us(params, device);
         Ok(r.to_prediction(analytical::device_name(device), us))
     }
     fn time_us(
@@ -296,7 +296,7 @@ impl Model for HongKim {
         let (i, r) = self.run(inputs, params)?;
         Ok(
             analytical::cycles_to_us(r.exec_cycles_with_synch, device, i.freq_ghz * 1000.0)
-                + analytical::launch_us(params),
+                + analytical::launch_us(params, device),
         )
     }
 }

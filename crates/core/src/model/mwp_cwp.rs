@@ -141,11 +141,11 @@ impl MwpCwpResult {
     }
 }
 
-/// Applies calibrated parameters (DRAM latency scale, departure delay, arithmetic latency
-/// scale; `analytical::PARAMS`) to the inputs; the launch overhead is added to the time.
+/// Applies calibrated parameters (DRAM latency, departure delay and arithmetic latency scales;
+/// `analytical::PARAMS`) to the inputs; the scaled launch overhead is added to the time.
 pub fn apply_params(i: &mut MwpCwpInputs, q: &[f64]) {
     i.dram_lat *= q[0];
-    i.departure_delay = q[1];
+    i.departure_delay *= q[1];
     i.avg_inst_lat *= q[2];
 }
 
@@ -205,7 +205,7 @@ impl Model for MwpCwp {
         }
         let r = predict(&i)?;
         let us = analytical::cycles_to_us(r.t_exec, device, i.freq_ghz * 1000.0)
-            + analytical::launch_us(params);
+            + analytical::launch_us(params, device);
         Ok(r.to_prediction(analytical::device_name(device), us))
     }
     fn time_us(
@@ -224,7 +224,7 @@ impl Model for MwpCwp {
         let r = predict(&i)?;
         Ok(
             analytical::cycles_to_us(r.t_exec, device, i.freq_ghz * 1000.0)
-                + analytical::launch_us(params),
+                + analytical::launch_us(params, device),
         )
     }
 }

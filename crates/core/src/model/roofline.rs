@@ -77,6 +77,14 @@ pub fn default_launch_overhead(device: &Device) -> (f64, String) {
     }
 }
 
+/// [`default_launch_overhead`]'s value alone (no allocation: fits call it for every row).
+pub fn default_launch_overhead_us(device: &Device) -> f64 {
+    LAUNCH_OVERHEAD_US
+        .iter()
+        .find(|(cc, _, _)| *cc == device.compute_capability)
+        .map_or(DEFAULT_LAUNCH_OVERHEAD_US, |(_, us, _)| *us)
+}
+
 /// FP32 operations the whole device completes per core cycle (one FMA = 2 per core).
 pub fn peak_fp32_flop_per_cycle(device: &Device) -> f64 {
     f64::from(device.sm_count) * f64::from(device.cores_per_sm) * 2.0
@@ -141,8 +149,10 @@ pub fn predict(device: &Device, inputs: &RooflineInputs) -> Result<Prediction> {
     Ok(p)
 }
 
-/// The roofline's free parameters: compute and memory efficiency (fractions of the peaks) and
-/// the launch overhead, `t = max(compute / e_c, memory / e_m) + t_launch`.
+/// The roofline's free parameters, each a ratio to the device's own value so that a calibration
+/// transfers to another GPU: compute and memory efficiency (fractions of the device's FP32 and
+/// DRAM peaks) and a scale on the device's launch overhead ([`default_launch_overhead`]),
+/// `t = max(compute / e_c, memory / e_m) + s_launch * t_launch(device)`.
 pub const PARAMS: &[ParamSpec] = &[
     ParamSpec {
         name: "compute_efficiency",
@@ -157,19 +167,30 @@ pub const PARAMS: &[ParamSpec] = &[
         start: 0.5,
     },
     ParamSpec {
-        name: "launch_overhead_us",
+        name: "launch_overhead_scale",
         lower: 0.0,
-        upper: 100.0,
-        start: 3.0,
+        upper: 30.0,
+        start: 1.0,
     },
 ];
 
-/// The calibrated roofline: `max(compute / e_c, memory / e_m) + t_launch`, µs, with the same
-/// bounds as [`predict`] (computed directly: this runs millions of times in a fit).
-pub fn calibrated_us(device: &Device, i: &RooflineInputs, q: &[f64]) -> f64 {
+/// `max(compute / e_c, memory / e_m) + launch_us`, µs: the roofline's time at given efficiencies
+/// and launch overhead (computed directly: this runs millions of times in fits and sweeps).
+pub fn bound_us(device: &Device, i: &RooflineInputs, e_c: f64, e_m: f64, launch_us: f64) -> f64 {
     let compute_us = device.cycles_to_us(i.flops / peak_fp32_flop_per_cycle(device));
     let memory_us = i.dram_bytes / (device.memory_bandwidth_gbs * 1e3);
-    (compute_us / q[0]).max(memory_us / q[1]) + q[2]
+    (compute_us / e_c).max(memory_us / e_m) + launch_us
+}
+
+/// The calibrated roofline (parameters in the order of [`PARAMS`]), µs.
+pub fn calibrated_us(device: &Device, i: &RooflineInputs, q: &[f64]) -> f64 {
+    bound_us(
+        device,
+        i,
+        q[0],
+        q[1],
+        q[2] * default_launch_overhead_us(device),
+    )
 }
 
 /// The roofline's full prediction, uncalibrated ([`predict`]) or with calibrated parameters (the

@@ -277,11 +277,11 @@ pub fn best_block(points: &[BlockPoint]) -> Option<(u32, WuResult)> {
         })
 }
 
-/// Applies calibrated parameters (`analytical::PARAMS`) to wu2019's inputs; the launch overhead
-/// is added to the time.
+/// Applies calibrated parameters (`analytical::PARAMS`) to wu2019's inputs; the scaled launch
+/// overhead is added to the time.
 pub fn apply_params(i: &mut WuInputs, q: &[f64]) {
     i.mem_l_global *= q[0];
-    i.departure_delay = q[1];
+    i.departure_delay *= q[1];
     i.comp_cycles *= q[2];
 }
 
@@ -355,7 +355,7 @@ impl Model for Wu {
     ) -> Result<Prediction> {
         let (i, r) = self.run(inputs, params)?;
         let gpu_us = analytical::cycles_to_us(r.exec_cycles_sm, device, i.freq_mhz)
-            + analytical::launch_us(params);
+            + analytical::launch_us(params, device);
         Ok(r.to_prediction(analytical::device_name(device), gpu_us))
     }
     fn time_us(
@@ -368,7 +368,7 @@ impl Model for Wu {
         Ok(
             analytical::cycles_to_us(r.exec_cycles_sm, device, i.freq_mhz)
                 + r.transfer_us
-                + analytical::launch_us(params),
+                + analytical::launch_us(params, device),
         )
     }
 }

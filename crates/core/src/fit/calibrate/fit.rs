@@ -99,9 +99,10 @@ pub fn fit_rows_from(
     Ok(best.map(|b| b.0).unwrap_or_default())
 }
 
-/// The trace fit. The launch overhead enters linearly, so for given latency scales its best value
-/// is closed-form: with simulated times `s_i` and measured `m_i`, `sum ((s_i + o) / m_i - 1)^2`
-/// is least at `o = sum (1 - s_i / m_i) / m_i / sum 1 / m_i^2` (clamped to its bounds). The
+/// The trace fit. The launch overhead scale enters linearly, so for given latency scales its best
+/// value is closed-form: with simulated times `s_i`, measured `m_i` and the devices' launch
+/// overheads `L_i`, `sum ((s_i + a L_i) / m_i - 1)^2` is least at
+/// `a = sum (1 - s_i / m_i) L_i / m_i / sum (L_i / m_i)^2` (clamped to its bounds). The
 /// bounded Nelder-Mead then searches the two latency scales only, from a grid of starts (the
 /// simulated time is piecewise linear in the latencies, with kinks where a resource changes
 /// hands, so a single start can stop on a kink).
@@ -122,12 +123,17 @@ fn fit_trace(devices: &[Device], rows: &[&Row], extra_start: Option<&[f64]>) -> 
             })
             .collect()
     };
+    let launch: Vec<f64> = rows
+        .iter()
+        .map(|r| crate::model::analytical::launch_overhead_us(Some(&devices[r.device])))
+        .collect();
     let best_overhead = |sim: &[Option<f64>]| {
         let (mut num, mut den) = (0.0, 0.0);
-        for (r, s) in rows.iter().zip(sim) {
+        for ((r, s), l) in rows.iter().zip(sim).zip(&launch) {
             if let Some(s) = s {
-                num += (1.0 - s / r.measured_us) / r.measured_us;
-                den += 1.0 / (r.measured_us * r.measured_us);
+                let w = l / r.measured_us;
+                num += (1.0 - s / r.measured_us) * w;
+                den += w * w;
             }
         }
         if den > 0.0 {
@@ -141,8 +147,9 @@ fn fit_trace(devices: &[Device], rows: &[&Row], extra_start: Option<&[f64]>) -> 
         let o = best_overhead(&sim);
         rows.iter()
             .zip(&sim)
-            .map(|(r, s)| match s {
-                Some(s) => ((s + o) / r.measured_us - 1.0).powi(2),
+            .zip(&launch)
+            .map(|((r, s), l)| match s {
+                Some(s) => ((s + o * l) / r.measured_us - 1.0).powi(2),
                 None => 1.0,
             })
             .sum::<f64>()

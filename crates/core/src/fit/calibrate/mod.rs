@@ -7,39 +7,52 @@
 //! `gamma`/`s` parameters for `lslag`). [`predict_row`] evaluates a model on a row, uncalibrated
 //! (`None`) or with parameters.
 //!
-//! Free parameters, each within physical bounds ([`params_of`]):
-//! - `roofline`: compute and memory efficiency (fractions of the peaks, 0.001..1) and the launch
-//!   overhead (0..100 µs): `t = max(compute / e_c, memory / e_m) + t_launch`.
-//! - `mwp-cwp`, `hong-kim`, `wu`: a DRAM latency scale (0.1..10), the departure delay (0.5..200
-//!   cycles), an arithmetic latency scale (0.1..10) and the launch overhead (0..100 µs), added to
-//!   the model's time.
-//! - `lslag`: `alpha`, `beta` of the GPU element, `t = (alpha / gamma + beta) * s` (µs).
+//! Free parameters, each within physical bounds ([`params_of`]) and, where the model has device
+//! values to relate them to, a ratio to the device's own value, so that parameters fitted on one
+//! GPU apply to another through that GPU's catalogue values:
+//! - `roofline`: compute and memory efficiency (fractions of the device's FP32 and DRAM peaks,
+//!   0.001..1) and a scale on the device's launch overhead (0..30):
+//!   `t = max(compute / e_c, memory / e_m) + s * t_launch(device)`.
+//! - `mwp-cwp`, `hong-kim`, `wu`: scales on the DRAM latency (0.1..10), the departure delay
+//!   (0.1..50) and the arithmetic latency (0.1..10) of the inputs (the device's latency table on
+//!   the counters and PTX paths), and a scale on the device's launch overhead
+//!   (`model::analytical::launch_overhead_us`, 0..30) added to the model's time.
+//! - `lslag`: `alpha`, `beta` of the GPU element, `t = (alpha / gamma + beta) * s` (µs): the
+//!   paper's per-platform linear coefficients, which no device value scales.
 //! - `puchala` (rows naming a built-in kernel, dwt-matrix, dwt-lattice or mtx-mul-vec, with its
 //!   parameters `n`, `k`): `t_p` (0..100 µs; the median launch API time when the rows carry one,
-//!   puchala2022 section 5.3, and then not fitted), `t_m` (0..200 cycles) and one scale on every
-//!   memory duration of the kernel program (0.05..20).
+//!   puchala2022 section 5.3, and then not fitted), `t_m` (0..200 core cycles) and one scale on
+//!   every memory duration of the kernel program (0.05..20): the paper's own per-device
+//!   parameters.
 //! - `trace` (rows of the kernel a PTX kernel file names, `fit::trace_calibration`): a DRAM
 //!   latency scale and an L2 hit latency scale (0.2..5 each, on the device's latency table) and
-//!   the launch overhead (0..100 µs) added to the simulated time.
+//!   a scale on the device's launch overhead (0..30) added to the simulated time.
 //!
 //! Fitting minimises the mean squared relative error `mean (t_model / t_measured - 1)^2` (so
 //! that short and long kernels weigh alike, as the MAPE does). `lslag` is linear in its
 //! parameters and is solved exactly by NNLS on rows scaled by `1 / t_measured`; the others use
-//! the bounded Nelder-Mead of `fit::nelder_mead`. Fits are per group: per device, or per
-//! (device, kernel) with `Scope::Kernel`.
+//! the bounded Nelder-Mead of `fit::nelder_mead`.
+//!
+//! Fits are per group, for every requested [`Scope`]: per (kernel, device), per (kernel,
+//! compute-capability family), per device, per family, and one global group. The file keeps the
+//! devices' properties, and a (kernel, device) pair takes the first group of
+//! [`FALLBACK_ORDER`] that exists, so a calibration made on some GPUs predicts others.
 //!
 //! Cross-validation keeps every measurement of one problem point (kernel and parameters, e.g.
 //! input sizes) in the same fold, so repetitions of a point never sit on both sides. Bootstrap
-//! intervals resample rows with replacement (seeded) and give the 2.5 and 97.5 percentiles.
+//! intervals (on request) resample the fit's rows with replacement (seeded) and give the 2.5 and
+//! 97.5 percentiles. Parameters the rows cannot determine are reported as warnings of their
+//! group (too few rows or points, flat directions), never as zero-width intervals.
 //!
-
 mod file;
 mod fit;
 mod params;
 mod rows;
 mod validate;
 
-pub use file::{Calibration, GroupCalibration, Scope};
+pub use file::{
+    family_of, Calibration, DeviceDescription, GroupCalibration, Lookup, Scope, FALLBACK_ORDER,
+};
 pub use fit::{fit_rows, fit_rows_from};
 pub use params::{params_of, predict_row, CalibrationFile};
 pub(crate) use rows::short_msg;
@@ -98,7 +111,7 @@ mod tests {
         let p = with_model_times(ModelId::Roofline, &truth, &mut ms);
         assert_eq!(p.rows.len(), 96);
         let opts = CalibrateOptions {
-            scope: Scope::Device,
+            scopes: vec![Scope::Device],
             folds: 4,
             bootstrap: 3,
             ..CalibrateOptions::default()
@@ -132,7 +145,7 @@ mod tests {
         let mut ms = synthetic_rows(48);
         let p = with_model_times(ModelId::Wu, &truth, &mut ms);
         let opts = CalibrateOptions {
-            scope: Scope::Device,
+            scopes: vec![Scope::Device],
             folds: 0,
             bootstrap: 0,
             ..CalibrateOptions::default()
@@ -143,7 +156,7 @@ mod tests {
         assert!(g.mape_cv.is_none());
         // Identifiable parameters: the launch overhead and the time they produce.
         assert!(
-            (g.params["launch_overhead_us"] - truth[3]).abs() < 1e-4,
+            (g.params["launch_overhead_scale"] - truth[3]).abs() < 1e-4,
             "{g:?}"
         );
     }
@@ -205,7 +218,7 @@ mod tests {
         let ms = puchala_rows(&truth, None);
         let p = prepare(&ms, ModelId::Puchala, None).unwrap();
         let opts = CalibrateOptions {
-            scope: Scope::Kernel,
+            scopes: vec![Scope::Kernel],
             folds: 0,
             bootstrap: 0,
             ..Default::default()
@@ -225,6 +238,83 @@ mod tests {
         let g = &calibrate(ModelId::Puchala, &p, &opts, "p").unwrap().groups[0];
         assert_eq!(g.params["t_p_us"], 6.5);
         assert!((g.params["t_m_cycles"] - 23.0).abs() < 1e-6, "{g:?}");
+    }
+
+    #[test]
+    fn groups_of_every_scope_and_warnings_instead_of_zero_width_intervals() {
+        // Memory-bound launches (about 1 s): the compute efficiency never decides the roofline's
+        // time anywhere in its range, so it is flagged as not identifiable and gets no interval.
+        let truth = [0.35, 0.8, 1.0];
+        let mut ms = synthetic_rows(48);
+        for m in &mut ms {
+            let c = m.counters.as_mut().unwrap();
+            c.dram_read_transactions = c.dram_read_transactions.map(|v| v * 2e5);
+        }
+        let p = with_model_times(ModelId::Roofline, &truth, &mut ms);
+        let opts = CalibrateOptions {
+            folds: 2,
+            bootstrap: 8,
+            ..CalibrateOptions::default()
+        };
+        let c = calibrate(ModelId::Roofline, &p, &opts, "synthetic").unwrap();
+        // One device, two kernels: kernel groups (2), kernel-architecture (2, the same rows as
+        // the kernel groups), device, architecture and global (the same rows again).
+        assert_eq!(c.groups.len(), 7, "{:#?}", c.groups);
+        assert_eq!(c.scopes, Scope::ALL.to_vec());
+        assert_eq!(c.devices.len(), 1);
+        for g in &c.groups {
+            assert!(
+                g.warnings
+                    .iter()
+                    .any(|w| w.contains("`compute_efficiency` is not identifiable")),
+                "{g:?}"
+            );
+            assert!(!g.intervals.contains_key("compute_efficiency"), "{g:?}");
+            // Every estimate lies inside its own interval.
+            for (k, [lo, hi]) in &g.intervals {
+                let v = g.params[k];
+                assert!(*lo <= v && v <= *hi, "{k}: {v} outside [{lo}, {hi}]");
+            }
+        }
+        // Broader groups with the same rows carry the same fit.
+        let global = c
+            .groups
+            .iter()
+            .find(|g| g.scope == Some(Scope::Global))
+            .unwrap();
+        let device = c
+            .groups
+            .iter()
+            .find(|g| g.scope == Some(Scope::Device))
+            .unwrap();
+        assert_eq!(global.params, device.params);
+        assert_eq!(global.devices, vec!["GeForce GTX 680".to_string()]);
+
+        // One row: the fit can match it exactly, so there are no intervals but a warning.
+        let one = Prepared {
+            rows: p.rows[..1].to_vec(),
+            ..p.clone()
+        };
+        let c = calibrate(
+            ModelId::Roofline,
+            &one,
+            &CalibrateOptions {
+                scopes: vec![Scope::Device],
+                ..opts.clone()
+            },
+            "one",
+        )
+        .unwrap();
+        let g = &c.groups[0];
+        assert!(g.intervals.is_empty(), "{g:?}");
+        assert!(
+            g.warnings.iter().any(|w| w.contains("only 1 rows")),
+            "{g:?}"
+        );
+        assert!(
+            g.warnings.iter().any(|w| w.contains("one problem point")),
+            "{g:?}"
+        );
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! A model's free parameters and running a model with them: the registry's parameter specs, a
 //! row's time with parameters, and a calibration file's parameters for a device and kernel
-//! (`CalibrationFile`, what `predict --calibration`, `evaluate` and sweeps apply).
+//! (`CalibrationFile`, what `predict --calibration`, `evaluate` and sweeps apply), found along the
+//! file's fallback order (`file::FALLBACK_ORDER`).
 
 use super::{Calibration, Row};
 use crate::device::Device;
@@ -55,50 +56,45 @@ impl CalibrationFile {
             Error::missing(
                 "device",
                 format!(
-                    "the calibration {} is per device: give `device` to run it on",
+                    "the calibration {} applies per device: give `device` to run it on",
                     self.origin
                 ),
             )
         })?;
-        let q = cal.params_for(device, kernel).ok_or_else(|| {
+        let found = cal.lookup(device, kernel).ok_or_else(|| {
             let kernels: Vec<&str> = cal
                 .groups
                 .iter()
-                .filter(|g| g.device == device.name || device.answers_to(&g.device))
                 .filter_map(|g| g.kernel.as_deref())
                 .collect();
-            if kernel.is_empty() && !kernels.is_empty() {
+            if kernel.is_empty() && kernels.len() == cal.groups.len() {
+                let mut k = kernels;
+                k.sort_unstable();
+                k.dedup();
                 return Error::missing(
                     "kernel",
                     format!(
-                        "{} is calibrated per kernel on {}; name one of: {}",
+                        "{} is calibrated per kernel only; name one of: {}",
                         self.origin,
-                        device.name,
-                        kernels.join(", ")
+                        k.join(", ")
                     ),
                 );
             }
-            let covered: Vec<String> = cal
-                .groups
-                .iter()
-                .map(|g| match &g.kernel {
-                    Some(k) => format!("{} ({k})", g.device),
-                    None => g.device.clone(),
-                })
-                .collect();
             Error::invalid(
                 "calibration",
                 format!(
-                    "{} has no parameters for device `{}` and kernel `{kernel}`; it covers: {}",
+                    "{} has no parameters for device `{}` and kernel `{kernel}`: {}",
                     self.origin,
                     device.name,
-                    covered.join(", ")
+                    cal.no_group_reason(device, kernel)
                 ),
             )
         })?;
+        let q = found.params;
         let note = format!(
-            "calibrated with {}: {}",
+            "calibrated with {}, {}: {}",
             self.origin,
+            found.how,
             registry::named_params(cal.model, &q)
         );
         Ok((q, note))

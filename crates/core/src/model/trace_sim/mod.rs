@@ -1126,8 +1126,9 @@ impl std::fmt::Debug for TraceInputs {
     }
 }
 
-/// The trace model's free parameters: DRAM and L2 hit latency scales on the device's latency
-/// table, and a launch overhead added to the simulated time.
+/// The trace model's free parameters, ratios to the device's own values: DRAM and L2 hit latency
+/// scales on the device's latency table, and a scale on the device's launch overhead
+/// (`analytical::launch_overhead_us`) added to the simulated time.
 pub const PARAMS: &[ParamSpec] = &[
     ParamSpec {
         name: "dram_latency_scale",
@@ -1142,10 +1143,10 @@ pub const PARAMS: &[ParamSpec] = &[
         start: 1.0,
     },
     ParamSpec {
-        name: "launch_overhead_us",
+        name: "launch_overhead_scale",
         lower: 0.0,
-        upper: 100.0,
-        start: 3.0,
+        upper: 30.0,
+        start: 1.0,
     },
 ];
 
@@ -1217,9 +1218,10 @@ impl Model for Trace {
             Some(q) => {
                 let lat = calibrated_latencies(&t.latencies, q);
                 let (mut p, r) = predict(device, &t.emulation, t.resources, &lat)?;
-                p.time_us += q[2] - r.launch_overhead_us;
+                let launch_us = q[2] * r.launch_overhead_us;
+                p.time_us += launch_us - r.launch_overhead_us;
                 p.notes.push(format!(
-                    "calibrated launch overhead {:.3} us in place of the architecture's {:.3} us",
+                    "calibrated launch overhead {launch_us:.3} us ({} x the architecture's {:.3} us)",
                     q[2], r.launch_overhead_us
                 ));
                 Ok(p)
@@ -1239,7 +1241,7 @@ impl Model for Trace {
             Some(q) => {
                 let lat = calibrated_latencies(&t.latencies, q);
                 let r = run_on(device, t.launch, &t.emulation, t.resources, &lat)?;
-                Ok(r.time_us - r.launch_overhead_us + q[2])
+                Ok(r.time_us + (q[2] - 1.0) * r.launch_overhead_us)
             }
         }
     }
