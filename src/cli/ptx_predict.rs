@@ -158,6 +158,22 @@ pub fn run(
             b.min_us, b.max_us, b.geometric_mean_us, b.spread_ratio
         );
     }
+    let b = &report.bound;
+    println!(
+        "  bound      {:.3} us ({}: DRAM {:.3}, L2 {:.3}, issue {:.3}, atomics {:.3}, launch {:.3} us)",
+        b.bound_us, b.binding, b.dram_us, b.l2_us, b.issue_us, b.atomic_us, b.launch_us
+    );
+    if !report.bound_violations.is_empty() {
+        let names: Vec<String> = report
+            .bound_violations
+            .iter()
+            .map(|m| m.to_string())
+            .collect();
+        println!(
+            "  warning: below the physical bound: {} (see their notes)",
+            names.join(", ")
+        );
+    }
     let m = &report.mix;
     println!(
         "  per warp   {:.1} instructions, {:.1} global ld, {:.1} st, {:.2} sectors/request, L1 hit {:.3}, L2 hit {:.3}, ILP {:.2}, MLP {:.2}",

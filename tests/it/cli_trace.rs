@@ -447,3 +447,93 @@ fn data_dependent_branch_is_in_the_prediction_notes() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn every_model_is_held_to_one_physical_bound_and_puchala_runs_without_a_profile() {
+    // A catalogue GPU with no puchala2022 profile: puchala takes t_p from the architecture's
+    // launch overhead and t_m from the load/store issue rate, and says so.
+    let device = "GeForce RTX 2080 Ti";
+    let ptx = format!("{FIX}/dwt.nvrtc-sm61.ptx");
+    let log = format!("{FIX}/dwt.nvrtc-sm61.ptxas.txt");
+    let v = json(&[
+        "predict",
+        "--model",
+        "all",
+        "--device",
+        device,
+        "--ptx",
+        &ptx,
+        "--entry",
+        "dwt_matrix",
+        "--grid",
+        "16",
+        "--block",
+        "1024",
+        "--arg",
+        "3=16384",
+        "--arg",
+        "4=8",
+        "--resources",
+        &log,
+        "--json",
+    ]);
+    let preds = v["predictions"].as_array().unwrap();
+    let puchala = preds
+        .iter()
+        .find(|p| p["model"] == "puchala")
+        .unwrap_or_else(|| panic!("puchala did not run: {}", v["errors"]));
+    let d = kerneltime::device::catalogue::find(device).unwrap();
+    let launch_us = kerneltime::device::latencies::for_device(d)
+        .unwrap()
+        .values
+        .launch_overhead_us;
+    let notes: Vec<&str> = puchala["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap())
+        .collect();
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.starts_with(&format!("t_p = {launch_us:.1} us"))),
+        "{notes:?}"
+    );
+    assert!(
+        notes.iter().any(|n| n.starts_with("t_m = 4 cycles")),
+        "{notes:?}"
+    );
+    // The bound is the largest of its parts, and at least the launch overhead and the bytes
+    // the kernel must write: 16 x 1024 threads store one 4-byte float each.
+    let b = &v["bound"];
+    let part = |k: &str| b[k].as_f64().unwrap();
+    let largest = ["dram_us", "l2_us", "issue_us", "atomic_us", "launch_us"]
+        .iter()
+        .map(|k| part(k))
+        .fold(0.0, f64::max);
+    assert!((part("bound_us") - largest).abs() < 1e-12, "{b}");
+    assert!((part("launch_us") - launch_us).abs() < 1e-12, "{b}");
+    assert!(part("dram_bytes") >= 16.0 * 1024.0 * 4.0, "{b}");
+    // Every model is at or above it, or is listed with a note saying it is below.
+    let violations: Vec<&str> = v["bound_violations"]
+        .as_array()
+        .map(|a| a.iter().map(|m| m.as_str().unwrap()).collect())
+        .unwrap_or_default();
+    for p in preds {
+        let name = p["model"].as_str().unwrap();
+        let t = p["time_us"].as_f64().unwrap();
+        if t + 1e-9 < part("bound_us") {
+            assert!(violations.contains(&name), "{name} {t} below {b}");
+            assert!(
+                p["notes"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|n| n.as_str().unwrap().contains("BELOW")),
+                "{p}"
+            );
+        } else {
+            assert!(!violations.contains(&name), "{name}");
+        }
+    }
+}

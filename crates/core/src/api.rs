@@ -52,6 +52,7 @@ use crate::device::Device;
 use crate::emulate::{self, BufferHint, Emulation, KernelArg, LaunchDims, UnknownData};
 use crate::error::{Error, Result};
 use crate::fit::calibrate::CalibrationFile;
+use crate::model::bounds::{self, LowerBound};
 use crate::model::from_trace::{self, PtxFigures, PtxRequest, TraceMix};
 use crate::model::puchala::PuchalaInputs;
 use crate::model::registry::{model, ModelId, Source};
@@ -216,6 +217,12 @@ pub struct ModelsReport {
     pub errors: Vec<ModelError>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub band: Option<Band>,
+    /// The launch's physical lower bound from its emulation (compulsory DRAM and L2 traffic at
+    /// the achievable bandwidths, instruction issue, same-address atomics, launch overhead).
+    pub bound: LowerBound,
+    /// The models whose time fell below `bound` (each says so in its notes).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub bound_violations: Vec<ModelId>,
     pub notes: Vec<String>,
 }
 
@@ -284,6 +291,15 @@ pub fn predict_models(
             }),
         }
     }
+    // Every model against one physical bound (`model::bounds`), with a note when below it.
+    let bound = bounds::lower_bound(device, &f.emulation, &f.latencies.values);
+    let mut bound_violations = Vec::new();
+    for p in &mut predictions {
+        if p.time_us + 1e-9 < bound.bound_us {
+            p.notes.push(bound.note(p.time_us));
+            bound_violations.push(p.model);
+        }
+    }
     let band = Band::of(predictions.iter().map(|p| p.time_us));
     Ok(ModelsReport {
         entry: f.emulation.entry.clone(),
@@ -293,6 +309,8 @@ pub fn predict_models(
         predictions,
         errors,
         band,
+        bound,
+        bound_violations,
         notes: f.notes.clone(),
     })
 }

@@ -550,6 +550,10 @@ fn profile_key<'d>(device: &'d Device, entry: &str) -> Option<&'d str> {
         .map(String::as_str)
 }
 
+/// puchala2022's `t_m` when nothing gives it: 32 lanes at 8 load/store units per 32-core
+/// partition (the SM partitions of the Maxwell, Volta, Turing and Ampere whitepapers).
+pub const DEFAULT_T_M_CYCLES: f64 = 4.0;
+
 /// puchala2022's inputs from a launch: the kernel program of the representative block's longest
 /// warp (loads at the expected load latency, stores at the L1 latency), the launch as emulated,
 /// `t_p`/`t_m` as given or from the device profile of the kernel's name.
@@ -563,13 +567,43 @@ pub fn puchala_inputs(device: &Device, f: &PtxFigures) -> Result<(PuchalaInputs,
         .ok_or_else(|| Error::missing("trace", "no warp of the representative block"))?;
     let lat = &f.latencies.values;
     let program = puchala_program(rep, f.mix.global_load_latency, lat.l1_hit);
-    let notes = vec![format!(
+    let profile = profile_key(device, &em.entry).map(str::to_string);
+    let mut notes = Vec::new();
+    // Without values given or a puchala2022 profile entry for this kernel, defaults from the
+    // architecture: `t_p` is the launch overhead of the latency table, `t_m` the cycles a
+    // 32-lane memory instruction occupies a 32-core package at 8 load/store lanes per clock.
+    let has_profile = profile
+        .as_deref()
+        .is_some_and(|k| device.puchala.contains_key(k));
+    let t_p_us = match f.t_p_us {
+        Some(v) => Some(v),
+        None if has_profile => None,
+        None => {
+            notes.push(format!(
+                "t_p = {:.1} us: the architecture's launch overhead (data/latencies.toml), no puchala2022 profile for `{}`",
+                lat.launch_overhead_us, em.entry
+            ));
+            Some(lat.launch_overhead_us)
+        }
+    };
+    let t_m_cycles = match f.t_m_cycles {
+        Some(v) => Some(v),
+        None if has_profile => None,
+        None => {
+            notes.push(format!(
+                "t_m = {DEFAULT_T_M_CYCLES} cycles: a warp's memory instruction at 8 load/store lanes per clock per 32-core package (NVIDIA Maxwell to Ampere SM partitions), no puchala2022 profile for `{}`",
+                em.entry
+            ));
+            Some(DEFAULT_T_M_CYCLES)
+        }
+    };
+    notes.push(format!(
         "kernel program from the longest warp of block {} ({} ops, loops unrolled by the emulation); loads {:.1} cycles (expected L1/L2/DRAM latency), stores {} cycles",
         f.run.representative_block,
         program.ops.len(),
         f.mix.global_load_latency,
         lat.l1_hit
-    )];
+    ));
     let kernel = KernelSpec {
         name: em.entry.clone(),
         program,
@@ -581,9 +615,9 @@ pub fn puchala_inputs(device: &Device, f: &PtxFigures) -> Result<(PuchalaInputs,
             kernel,
             params: ParamValues::default(),
             launch: Some((em.launch.blocks(), em.launch.threads_per_block())),
-            t_p_us: f.t_p_us,
-            t_m_cycles: f.t_m_cycles,
-            profile: profile_key(device, &em.entry).map(str::to_string),
+            t_p_us,
+            t_m_cycles,
+            profile,
             trace_costs: Some((f.mix.global_load_latency, lat.l1_hit)),
         },
         notes,
