@@ -198,16 +198,16 @@ fn unreadable_ptx_is_an_error_not_a_panic() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-#[test]
-fn every_model_side_by_side_with_a_band() {
+/// `predict --model all --json` for the DWT matrix kernel (16 blocks of 1024 threads, 8 taps).
+fn dwt_matrix_every_model(device: &str) -> serde_json::Value {
     let ptx = format!("{FIX}/dwt.nvrtc-sm61.ptx");
     let log = format!("{FIX}/dwt.nvrtc-sm61.ptxas.txt");
-    let v = json(&[
+    json(&[
         "predict",
         "--model",
         "all",
         "--device",
-        "GTX 1070 (puchala2022)",
+        device,
         "--ptx",
         &ptx,
         "--entry",
@@ -223,7 +223,12 @@ fn every_model_side_by_side_with_a_band() {
         "--resources",
         &log,
         "--json",
-    ]);
+    ])
+}
+
+#[test]
+fn every_model_side_by_side_with_a_band() {
+    let v = dwt_matrix_every_model("GTX 1070 (puchala2022)");
     let preds = v["predictions"].as_array().unwrap();
     let names: Vec<&str> = preds.iter().map(|p| p["model"].as_str().unwrap()).collect();
     assert_eq!(names, vec!["trace", "mwp-cwp", "hong-kim", "wu", "puchala"]);
@@ -453,30 +458,7 @@ fn every_model_is_held_to_one_physical_bound_and_puchala_runs_without_a_profile(
     // A catalogue GPU with no puchala2022 profile: puchala takes t_p from the architecture's
     // launch overhead and t_m from the load/store issue rate, and says so.
     let device = "GeForce RTX 2080 Ti";
-    let ptx = format!("{FIX}/dwt.nvrtc-sm61.ptx");
-    let log = format!("{FIX}/dwt.nvrtc-sm61.ptxas.txt");
-    let v = json(&[
-        "predict",
-        "--model",
-        "all",
-        "--device",
-        device,
-        "--ptx",
-        &ptx,
-        "--entry",
-        "dwt_matrix",
-        "--grid",
-        "16",
-        "--block",
-        "1024",
-        "--arg",
-        "3=16384",
-        "--arg",
-        "4=8",
-        "--resources",
-        &log,
-        "--json",
-    ]);
+    let v = dwt_matrix_every_model(device);
     let preds = v["predictions"].as_array().unwrap();
     let puchala = preds
         .iter()
