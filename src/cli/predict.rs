@@ -30,6 +30,10 @@ pub struct PredictArgs {
     /// A kernel parameter: NAME=VALUE, NAME=V1,V2,... or NAME=2^A..2^B (repeatable).
     #[arg(long = "param", value_name = "NAME=VALUE")]
     pub params: Vec<String>,
+    /// Refuse parameter spaces of more points than this (as `sweep` does); the points of a
+    /// space are printed as they are predicted, so memory does not grow with their number.
+    #[arg(long, value_name = "N", default_value_t = kerneltime::explore::space::DEFAULT_MAX_POINTS)]
+    pub max_points: u64,
     /// Blocks per launch (with --threads-per-block; otherwise the launch heuristic decides).
     #[arg(long, requires = "threads_per_block")]
     pub blocks: Option<u64>,

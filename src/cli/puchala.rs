@@ -6,6 +6,7 @@
 //! flag) and formats the output. The model itself lives in `kerneltime::model::puchala`.
 
 use std::fmt::Write as _;
+use std::io::Write as _;
 use std::path::PathBuf;
 
 use clap::Args;
@@ -18,7 +19,7 @@ use kerneltime::error::{write_atomic, Error, Result};
 use kerneltime::fit::calibrate::CalibrationFile;
 use kerneltime::model::puchala::kernels::{dwt_lattice_complexity, dwt_matrix_complexity};
 use kerneltime::model::puchala::paper::{device_grid, GridPoint, PAPER_DEVICES};
-use kerneltime::model::puchala::{timeline, Builtin, CoreProgram, KernelSpec, PuchalaInputs};
+use kerneltime::model::puchala::{timeline_capped, Builtin, CoreProgram, KernelSpec, PuchalaInputs};
 use kerneltime::model::{ModelId, Prediction};
 use kerneltime::workload::params::{ParamSpace, ParamValues};
 use kerneltime::workload::program::ProgramFile;
@@ -60,8 +61,7 @@ pub fn run_predict(args: &PredictArgs, calibration: Option<CalibrationFile>) -> 
         calibration_kernel: Some(kernel.name.clone()),
         ..Options::default()
     };
-    let mut out = Vec::with_capacity(space.len());
-    for params in space.points() {
+    let predict_at = |params: ParamValues| {
         let point = Kernel::Program(PuchalaInputs {
             kernel: kernel.clone(),
             params,
@@ -71,26 +71,56 @@ pub fn run_predict(args: &PredictArgs, calibration: Option<CalibrationFile>) -> 
             profile: kernel.builtin.map(|b| b.name().to_string()),
             trace_costs: None,
         });
-        out.push(kerneltime::predict(
-            &point,
-            &device,
-            ModelId::Puchala,
-            &options,
-        )?);
+        kerneltime::predict(&point, &device, ModelId::Puchala, &options)
+    };
+    if !space.is_sweep() {
+        let params = space.iter_points().next().unwrap_or_default();
+        let p = predict_at(params)?;
+        if calibrated {
+            return super::predict::print_calibrated(&p, args.json);
+        }
+        if args.json {
+            return print_json(&p);
+        }
+        print!("{}", prediction_text(&p));
+        return Ok(());
     }
-    if calibrated {
-        return super::predict::print_calibrated(&out[0], args.json);
+    // A space streams: each point is printed as soon as it is predicted, so memory does not grow
+    // with the number of points (the JSON is still one array, written element by element).
+    let max_points = args.max_points;
+    if space.len() as u64 > max_points {
+        return Err(Error::invalid(
+            "--param",
+            format!(
+                "the parameter space has {} points, more than --max-points {max_points}",
+                space.len()
+            ),
+        ));
+    }
+    let stdout = std::io::stdout();
+    let mut w = std::io::BufWriter::new(stdout.lock());
+    let io = |e: std::io::Error| Error::io("cannot write the predictions", e);
+    if args.json {
+        w.write_all(b"[").map_err(io)?;
+    } else {
+        w.write_all(sweep_header().as_bytes()).map_err(io)?;
+    }
+    for (i, params) in space.iter_points().enumerate() {
+        let p = predict_at(params)?;
+        if args.json {
+            let text = serde_json::to_string(&p)
+                .map_err(|e| Error::invalid("json", format!("cannot serialize output: {e}")))?;
+            let sep = if i == 0 { "\n  " } else { ",\n  " };
+            w.write_all(sep.as_bytes()).map_err(io)?;
+            w.write_all(text.as_bytes()).map_err(io)?;
+        } else {
+            w.write_all(sweep_row(&p).as_bytes()).map_err(io)?;
+        }
     }
     if args.json {
-        if space.is_sweep() {
-            print_json(&out)
-        } else {
-            print_json(&out[0])
-        }
-    } else {
-        print!("{}", predictions_text(&out, space.is_sweep()));
-        Ok(())
+        w.write_all(b"\n]\n").map_err(io)?;
     }
+    w.flush().map_err(io)
 }
 
 fn params_text(p: &Prediction) -> String {
@@ -101,7 +131,8 @@ fn params_text(p: &Prediction) -> String {
         .join(" ")
 }
 
-fn predictions_text(preds: &[Prediction], sweep: bool) -> String {
+/// The text of one prediction with its breakdown.
+fn prediction_text(p: &Prediction) -> String {
     let mut s = String::new();
     let get = |p: &Prediction, k: &str| -> String {
         match p.breakdown.get(k) {
@@ -113,8 +144,8 @@ fn predictions_text(preds: &[Prediction], sweep: bool) -> String {
             None => String::new(),
         }
     };
-    if !sweep {
-        if let Some(p) = preds.first() {
+    {
+        {
             let l = p.launch.unwrap_or(kerneltime::workload::Launch {
                 blocks: 0,
                 threads_per_block: 0,
@@ -168,29 +199,32 @@ fn predictions_text(preds: &[Prediction], sweep: bool) -> String {
                 let _ = writeln!(s, "  note          {n}");
             }
         }
-        return s;
-    }
-    let _ = writeln!(
-        s,
-        "{:<28} {:>14} {:>9} {:>8} {:>9}",
-        "params", "time_us", "blocks", "threads", "launches"
-    );
-    for p in preds {
-        let (b, t, l) = p
-            .launch
-            .map(|l| (l.blocks, l.threads_per_block, l.launches))
-            .unwrap_or_default();
-        let _ = writeln!(
-            s,
-            "{:<28} {:>14.3} {:>9} {:>8} {:>9}",
-            params_text(p),
-            p.time_us,
-            b,
-            t,
-            l
-        );
     }
     s
+}
+
+/// The header line of a streamed sweep table.
+fn sweep_header() -> String {
+    format!(
+        "{:<28} {:>14} {:>9} {:>8} {:>9}\n",
+        "params", "time_us", "blocks", "threads", "launches"
+    )
+}
+
+/// One row of a streamed sweep table.
+fn sweep_row(p: &Prediction) -> String {
+    let (b, t, l) = p
+        .launch
+        .map(|l| (l.blocks, l.threads_per_block, l.launches))
+        .unwrap_or_default();
+    format!(
+        "{:<28} {:>14.3} {:>9} {:>8} {:>9}\n",
+        params_text(p),
+        p.time_us,
+        b,
+        t,
+        l
+    )
 }
 
 /// `kerneltime simulate`: Algorithm 2 for one core package.
@@ -223,7 +257,14 @@ pub fn run_simulate(args: &SimulateArgs) -> Result<()> {
     kerneltime::error::non_negative("--t-m", args.t_m_cycles)?;
     let cycles = CoreProgram::new(&instrs, args.t_m_cycles)?.cycles(u64::from(args.warps));
     if let Some(path) = &args.timeline {
-        let tl = timeline(&instrs, args.warps, args.t_m_cycles)?;
+        // The cap is applied while recording, so a huge program fails fast in bounded memory.
+        let tl = timeline_capped(
+            &instrs,
+            args.warps,
+            args.t_m_cycles,
+            puchala_plot::MAX_TIMELINE_SEGMENTS,
+        )
+        .map_err(|e| Error::invalid("--timeline", format!("too many segments to draw: {e}")))?;
         let title = format!(
             "{}: {} warps, t_m = {} cycles, T_c = {} cycles",
             args.program.display(),

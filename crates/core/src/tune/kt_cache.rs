@@ -149,7 +149,7 @@ impl MeasuredCache {
             crate::error::MAX_TEXT_FILE_BYTES,
             "a Kernel Tuner cache",
         )?;
-        let text = crate::fit::measurements::decode(&bytes).map_err(|m| Error::file(path, m))?;
+        let text = crate::fit::measurements::decode(bytes).map_err(|m| Error::file(path, m))?;
         MeasuredCache::parse(&text, &path.display().to_string())
     }
 

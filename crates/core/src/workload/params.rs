@@ -164,29 +164,56 @@ impl ParamSpace {
 
     /// Every point, the first axis varying slowest.
     pub fn points(&self) -> Vec<ParamValues> {
-        let mut out = Vec::with_capacity(self.len());
-        let mut index = vec![0usize; self.axes.len()];
-        loop {
-            out.push(ParamValues::new(
-                self.axes
-                    .iter()
-                    .zip(&index)
-                    .map(|(a, &i)| (a.name.clone(), a.values[i])),
-            ));
-            // Advance the odometer from the last axis.
-            let mut k = self.axes.len();
-            loop {
-                if k == 0 {
-                    return out;
-                }
-                k -= 1;
-                index[k] += 1;
-                if index[k] < self.axes[k].values.len() {
-                    break;
-                }
-                index[k] = 0;
-            }
+        self.iter_points().collect()
+    }
+
+    /// Every point, the first axis varying slowest, one at a time: memory stays constant however
+    /// large the space.
+    pub fn iter_points(&self) -> Points<'_> {
+        Points {
+            space: self,
+            index: vec![0; self.axes.len()],
+            done: self.axes.iter().any(|a| a.values.is_empty()),
         }
+    }
+}
+
+/// The points of a [`ParamSpace`], enumerated like an odometer from the last axis.
+#[derive(Debug, Clone)]
+pub struct Points<'a> {
+    space: &'a ParamSpace,
+    index: Vec<usize>,
+    done: bool,
+}
+
+impl Iterator for Points<'_> {
+    type Item = ParamValues;
+
+    fn next(&mut self) -> Option<ParamValues> {
+        if self.done {
+            return None;
+        }
+        let axes = &self.space.axes;
+        let point = ParamValues::new(
+            axes.iter()
+                .zip(&self.index)
+                .map(|(a, &i)| (a.name.clone(), a.values[i])),
+        );
+        // Advance the odometer from the last axis; wrapping the first axis ends the walk.
+        let mut k = axes.len();
+        loop {
+            if k == 0 {
+                self.done = true;
+                break;
+            }
+            k -= 1;
+            self.index[k] += 1;
+            if self.index[k] < axes[k].values.len() {
+                break;
+            }
+            self.index[k] = 0;
+        }
+        Some(point)
     }
 }
 

@@ -159,7 +159,7 @@ pub fn read_measurements_as(path: &Path, format: Option<Format>) -> Result<Measu
         crate::error::MAX_TEXT_FILE_BYTES,
         "a measurement file",
     )?;
-    let text = decode(&bytes).map_err(|m| Error::file(path, m))?;
+    let text = decode(bytes).map_err(|m| Error::file(path, m))?;
     parse_text(&text, &path.display().to_string(), format)
 }
 
@@ -206,20 +206,35 @@ pub fn parse_text(text: &str, origin: &str, format: Option<Format>) -> Result<Me
 }
 
 /// Gunzips when the bytes start with the gzip magic number; the result must be UTF-8.
-pub(crate) fn decode(bytes: &[u8]) -> std::result::Result<String, String> {
-    let raw: Vec<u8>;
+///
+/// Decompression stops at [`crate::error::MAX_TEXT_FILE_BYTES`], the cap of a plain file, so a
+/// small compressed file cannot expand into unbounded memory.
+pub(crate) fn decode(bytes: Vec<u8>) -> std::result::Result<String, String> {
+    decode_capped(bytes, crate::error::MAX_TEXT_FILE_BYTES)
+}
+
+/// [`decode`] with an explicit cap on the decompressed size.
+pub(crate) fn decode_capped(bytes: Vec<u8>, max_bytes: u64) -> std::result::Result<String, String> {
     let data = if bytes.starts_with(&[0x1f, 0x8b]) {
         let mut out = Vec::new();
-        flate2::read::MultiGzDecoder::new(bytes)
+        flate2::read::MultiGzDecoder::new(&bytes[..])
+            .take(max_bytes.saturating_add(1))
             .read_to_end(&mut out)
             .map_err(|e| format!("cannot decompress gzip data: {e}"))?;
-        raw = out;
-        &raw[..]
+        if out.len() as u64 > max_bytes {
+            return Err(format!(
+                "decompresses to more than the {max_bytes} bytes accepted for a measurement file"
+            ));
+        }
+        out
     } else {
         bytes
     };
-    let text = std::str::from_utf8(data).map_err(|e| format!("not UTF-8 text: {e}"))?;
-    Ok(text.strip_prefix('\u{feff}').unwrap_or(text).to_string())
+    let mut text = String::from_utf8(data).map_err(|e| format!("not UTF-8 text: {}", e.utf8_error()))?;
+    if text.starts_with('\u{feff}') {
+        text.drain(..'\u{feff}'.len_utf8());
+    }
+    Ok(text)
 }
 
 /// Guesses the format from the first lines of the text.
@@ -673,9 +688,17 @@ mod tests {
         let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
         enc.write_all(text.as_bytes()).unwrap();
         let gz = enc.finish().unwrap();
-        assert_eq!(decode(&gz).unwrap(), text);
-        assert_eq!(decode(text.as_bytes()).unwrap(), text);
-        assert!(decode(&[0x1f, 0x8b, 0, 1]).is_err());
+        assert_eq!(decode(gz.clone()).unwrap(), text);
+        assert_eq!(decode(text.as_bytes().to_vec()).unwrap(), text);
+        assert!(decode(vec![0x1f, 0x8b, 0, 1]).is_err());
+        let zeros = {
+            let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+            e.write_all(&[b'0'; 4096]).unwrap();
+            e.finish().unwrap()
+        };
+        assert_eq!(decode_capped(zeros.clone(), 4096).unwrap().len(), 4096);
+        let err = decode_capped(zeros, 4095).unwrap_err();
+        assert!(err.contains("more than the 4095 bytes"), "{err}");
     }
 
     #[test]

@@ -21,7 +21,7 @@ use crate::workload::Launch;
 
 pub use kernel::{kernel_run, launch_heuristic, KernelRun, SmShape};
 pub use kernels::{Builtin, KernelSpec};
-pub use simulate::{timeline, CoreProgram, Timeline};
+pub use simulate::{timeline, timeline_capped, CoreProgram, Timeline};
 
 /// The model's registry name.
 pub const MODEL: ModelId = ModelId::Puchala;

@@ -155,6 +155,17 @@ pub struct Timeline {
 
 /// Algorithm 2 instruction by instruction, recording the per-warp execution profile.
 pub fn timeline(instrs: &[Instr], warps: u32, t_m_cycles: f64) -> Result<Timeline> {
+    timeline_capped(instrs, warps, t_m_cycles, usize::MAX)
+}
+
+/// [`timeline`] that stops with an error as soon as the profile would hold more than
+/// `max_segments` segments, so memory stays bounded whatever the program and warp count.
+pub fn timeline_capped(
+    instrs: &[Instr],
+    warps: u32,
+    t_m_cycles: f64,
+    max_segments: usize,
+) -> Result<Timeline> {
     non_negative("t_m", t_m_cycles)?;
     for (i, ins) in instrs.iter().enumerate() {
         non_negative(&format!("instruction {i} cycles"), ins.cycles)?;
@@ -167,8 +178,20 @@ pub fn timeline(instrs: &[Instr], warps: u32, t_m_cycles: f64) -> Result<Timelin
     let mut memory_done: Option<(f64, u32, usize)> = None;
     let mut segments = Vec::new();
     let mut t = 0.0f64;
+    let full = std::cell::Cell::new(false);
+    let too_many = || {
+        crate::error::Error::invalid(
+            "timeline",
+            format!(
+                "more than {max_segments} segments ({warps} warps x {} instructions); use fewer warps or a shorter program",
+                instrs.len()
+            ),
+        )
+    };
     let mut push = |warp: usize, kind, instruction, start: f64, end: f64| {
-        if end > start {
+        if end > start && segments.len() >= max_segments {
+            full.set(true);
+        } else if end > start {
             segments.push(TimelineSegment {
                 warp: warp as u32,
                 kind,
@@ -218,6 +241,9 @@ pub fn timeline(instrs: &[Instr], warps: u32, t_m_cycles: f64) -> Result<Timelin
                         }
                     }
                 }
+                if full.get() {
+                    return Err(too_many());
+                }
             }
         }
         if !ran {
@@ -229,6 +255,9 @@ pub fn timeline(instrs: &[Instr], warps: u32, t_m_cycles: f64) -> Result<Timelin
             push(w as usize, SegmentKind::Idle, i, t, done);
             t = done;
         }
+    }
+    if full.get() {
+        return Err(too_many());
     }
     Ok(Timeline {
         cycles: t,
@@ -269,6 +298,11 @@ mod tests {
         assert_eq!(timeline(&load, 3, 2.0).unwrap().cycles, 112.0);
         assert_eq!(CoreProgram::new(&store, 2.0).unwrap().cycles(3), 111.0);
         assert_eq!(timeline(&store, 3, 2.0).unwrap().cycles, 111.0);
+        // Listing 1 with 3 warps draws 3 x 11 calc/issue + in-flight + idle segments; a cap
+        // of 10 stops it with an error, a generous cap changes nothing.
+        let capped = timeline_capped(&load, 3, 2.0, 10).unwrap_err().to_string();
+        assert!(capped.contains("more than 10 segments"), "{capped}");
+        assert_eq!(timeline_capped(&load, 3, 2.0, 100_000).unwrap(), timeline(&load, 3, 2.0).unwrap());
     }
 
     #[test]
