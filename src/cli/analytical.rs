@@ -299,6 +299,7 @@ pub fn best_block_report(
 
 /// Writes the report as JSON, CSV and an SVG line chart, each atomically.
 pub fn write_best_block(report: &BestBlockReport, dir: &Path) -> Result<()> {
+    kerneltime::error::create_output_dir(dir)?;
     let json = serde_json::to_string_pretty(report)
         .map_err(|e| Error::invalid("json", format!("cannot serialize output: {e}")))?;
     write_atomic(&dir.join("best_block.json"), json.as_bytes())?;

@@ -373,6 +373,7 @@ fn read_kernel_file(path: Option<&Path>) -> Result<Option<KernelFileSource>> {
 
 /// Writes every output of an evaluation into `dir`, each file atomically.
 pub fn write_report(dir: &Path, e: &kerneltime::eval::evaluate::Evaluation) -> Result<()> {
+    kerneltime::error::create_output_dir(dir)?;
     let charts = super::charts::evaluation::charts(e)?;
     let json = serde_json::to_string_pretty(e)
         .map_err(|x| Error::invalid("json", format!("cannot serialize: {x}")))?;

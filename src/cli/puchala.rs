@@ -378,6 +378,7 @@ pub fn run_reproduce(args: &ReproduceArgs) -> Result<()> {
         }
     }
     let csv_path = args.out.join("puchala2022_ratios.csv");
+    kerneltime::error::create_output_dir(&args.out)?;
     write_atomic(&csv_path, csv.as_bytes())?;
     let mut files = vec![csv_path];
     for (name, points) in &grids {

@@ -263,6 +263,7 @@ fn run_parra2016(args: &ReproduceArgs) -> Result<()> {
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from("reproduce-parra2016"));
+    kerneltime::error::create_output_dir(&out)?;
     write_atomic(&out.join("parra2016_table4_6.csv"), csv.as_bytes())?;
     if args.json {
         return super::print_json(&summary);

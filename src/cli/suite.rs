@@ -70,6 +70,7 @@ pub fn run(args: &SuiteArgs, suite_path: &Path, model: &str, json: bool) -> Resu
     };
     let e = evaluate_suite(&suite, &opts, &Bar::stderr())?;
     if let Some(dir) = &args.out {
+        kerneltime::error::create_output_dir(dir)?;
         let json_text = serde_json::to_string_pretty(&e)
             .map_err(|x| Error::invalid("json", format!("cannot serialize: {x}")))?;
         write_atomic(&dir.join("summary.json"), json_text.as_bytes())?;

@@ -116,10 +116,7 @@ pub fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> Result<()> {
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or_else(|| std::path::Path::new("."));
-    if !dir.exists() {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| Error::io(format!("cannot create directory {}", dir.display()), e))?;
-    }
+    output_dir_exists(path)?;
     let file_name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -136,6 +133,36 @@ pub fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> Result<()> {
         return Err(Error::io(format!("cannot write {}", path.display()), e));
     }
     Ok(())
+}
+
+/// Checks that the directory an output file goes into exists: kerneltime never creates
+/// directories it was not asked for, so a typo in a path is an error (exit 2), not a new tree.
+pub fn output_dir_exists(path: &std::path::Path) -> Result<()> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or_else(|| std::path::Path::new("."));
+    if dir.is_dir() {
+        return Ok(());
+    }
+    Err(Error::file(
+        path,
+        format!(
+            "cannot be written: the directory {} does not exist (create it first)",
+            dir.display()
+        ),
+    ))
+}
+
+/// Creates an output directory that was asked for by name (`--out DIR`, `--report DIR`), but
+/// not its parents: a missing parent is an error, as for an output file.
+pub fn create_output_dir(dir: &std::path::Path) -> Result<()> {
+    if dir.is_dir() {
+        return Ok(());
+    }
+    output_dir_exists(dir)?;
+    std::fs::create_dir(dir)
+        .map_err(|e| Error::io(format!("cannot create directory {}", dir.display()), e))
 }
 
 /// Reads at most `max_bytes` of a file; a longer file (or an endless one such as a device or a

@@ -46,6 +46,7 @@ pub fn run_compare(args: &CompareArgs) -> Result<()> {
             &args.elements,
         )?;
         if let Some(dir) = &args.out {
+            kerneltime::error::create_output_dir(dir)?;
             write_atomic(&dir.join("ranking.csv"), ranking_csv(&ranking).as_bytes())?;
             write_atomic(
                 &dir.join("ranking.svg"),
@@ -72,6 +73,7 @@ pub fn run_compare(args: &CompareArgs) -> Result<()> {
             println!("skipped {d}: {why}");
         }
         if let Some(dir) = &args.out {
+            kerneltime::error::create_output_dir(dir)?;
             println!("wrote ranking.csv and ranking.svg in {}", dir.display());
         }
         return Ok(());
@@ -80,6 +82,7 @@ pub fn run_compare(args: &CompareArgs) -> Result<()> {
     let cmp = compare_kernels(&space)?;
     let mut charts = Vec::new();
     if let Some(dir) = &args.out {
+        kerneltime::error::create_output_dir(dir)?;
         write_atomic(&dir.join("compare.csv"), compare_csv(&cmp).as_bytes())?;
         for (device, svg) in charts::explore::compare_svgs(&space, &cmp)? {
             let name = format!("ratio-{}.svg", file_slug(&device));

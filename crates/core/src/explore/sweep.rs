@@ -89,9 +89,18 @@ pub struct Counts {
 
 impl Counts {
     fn add(&mut self, o: &Counts) {
-        self.ok += o.ok;
-        self.infeasible += o.infeasible;
-        self.invalid += o.invalid;
+        // A chunk never holds more than 2^64 points, so these cannot overflow unless a
+        // checkpoint lied, and checkpoints are validated before they are used.
+        self.ok = self.ok.saturating_add(o.ok);
+        self.infeasible = self.infeasible.saturating_add(o.infeasible);
+        self.invalid = self.invalid.saturating_add(o.invalid);
+    }
+
+    /// Points counted, or `None` when the sum does not fit (a corrupt checkpoint).
+    pub fn total(&self) -> Option<u64> {
+        self.ok
+            .checked_add(self.infeasible)
+            .and_then(|s| s.checked_add(self.invalid))
     }
 
     fn count(&mut self, r: &Result<Outcome>) {
@@ -194,6 +203,22 @@ impl<'a> RowWriter<'a> {
     pub fn rows(&self, start: u64, end: u64, out: &mut Vec<u8>) -> Counts {
         let mut counts = Counts::default();
         for_points(self.space, start, end, |_, cell, vi, _, r| {
+            // A model that returns a non-finite time has failed on this point; it is never a
+            // row marked `ok` with an empty time.
+            let finite;
+            let r = match r {
+                Ok(o) if !o.time_us.is_finite() || o.time_us < 0.0 => {
+                    finite = Err(Error::invalid(
+                        "time",
+                        format!(
+                            "the model's time is {} for this point; an input is out of range",
+                            o.time_us
+                        ),
+                    ));
+                    &finite
+                }
+                _ => r,
+            };
             counts.count(r);
             self.row(cell, vi, r, out);
         });
@@ -365,7 +390,86 @@ struct Checkpoint {
     fingerprint: String,
     points_done: u64,
     bytes_done: u64,
+    /// Lines of the partial file's first `bytes_done` bytes (the CSV header included).
+    lines_done: u64,
+    /// CRC-32 of the partial file's first `bytes_done` bytes.
+    crc32: u32,
     counts: Counts,
+}
+
+/// The lock file beside an output: held (an advisory exclusive lock) for as long as a sweep
+/// writes the output's partial file and checkpoint.
+pub fn lock_file(path: &Path) -> PathBuf {
+    let (partial, _) = side_files(path);
+    partial.with_extension("lock")
+}
+
+/// An exclusive lock on an output's side files; released (and its file removed) on drop.
+struct OutputLock {
+    path: PathBuf,
+    _file: File,
+}
+
+impl Drop for OutputLock {
+    fn drop(&mut self) {
+        // Removed while still held, so that no other process can lock the old inode after it.
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// Takes the output's lock, or fails naming the process that holds it.
+fn lock_output(path: &Path) -> Result<OutputLock> {
+    let lock = lock_file(path);
+    loop {
+        let mut f = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&lock)
+            .map_err(|e| Error::io(format!("cannot create the lock file {}", lock.display()), e))?;
+        match f.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => {
+                let mut holder = String::new();
+                let _ = f.read_to_string(&mut holder);
+                let holder = holder.trim();
+                let who = if holder.is_empty() {
+                    "another process".to_string()
+                } else {
+                    format!("process {holder}")
+                };
+                return Err(Error::file(
+                    path,
+                    format!(
+                        "is being written by {who} (lock {}); wait for it to finish or choose another output",
+                        lock.display()
+                    ),
+                ));
+            }
+            Err(std::fs::TryLockError::Error(e)) => {
+                return Err(Error::io(format!("cannot lock {}", lock.display()), e))
+            }
+        }
+        // The holder before us may have removed the file between our open and our lock: then
+        // the lock is on an unlinked inode and we try again on the new file.
+        let same = match (f.metadata(), std::fs::metadata(&lock)) {
+            (Ok(a), Ok(b)) => {
+                use std::os::unix::fs::MetadataExt;
+                a.ino() == b.ino() && a.dev() == b.dev()
+            }
+            _ => false,
+        };
+        if !same {
+            continue;
+        }
+        let _ = f.set_len(0);
+        let _ = f.write_all(std::process::id().to_string().as_bytes());
+        return Ok(OutputLock {
+            path: lock,
+            _file: f,
+        });
+    }
 }
 
 /// The partial file and checkpoint beside an output.
@@ -397,10 +501,8 @@ pub fn run_to_file(
     let started = Instant::now();
     let total = space.len();
     let (partial, checkpoint) = side_files(path);
-    if let Some(dir) = partial.parent() {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| Error::io(format!("cannot create directory {}", dir.display()), e))?;
-    }
+    crate::error::output_dir_exists(path)?;
+    let _lock = lock_output(path)?;
     let mut fp = Fnv(space.fingerprint);
     fp.add(match opts.format {
         Format::Csv => b"csv",
@@ -416,7 +518,14 @@ pub fn run_to_file(
 
     let mut state = None;
     if opts.resume {
-        state = resume_state(&partial, &checkpoint, &fingerprint, total, progress)?;
+        state = resume_state(
+            &partial,
+            &checkpoint,
+            &fingerprint,
+            total,
+            &rows.header(),
+            progress,
+        )?;
         if state.is_none() {
             progress.note(&format!(
                 "no checkpoint to resume for {}; starting from the first point",
@@ -424,21 +533,26 @@ pub fn run_to_file(
             ));
         }
     }
-    let (file, mut done, mut counts, mut bytes) = match state {
-        Some((f, c)) => (f, c.points_done, c.counts, c.bytes_done),
+    let header = rows.header();
+    let header_lines = header.iter().filter(|&&b| b == b'\n').count() as u64;
+    let (file, mut done, mut counts, mut bytes, mut lines, mut crc) = match state {
+        Some((f, c, crc)) => (f, c.points_done, c.counts, c.bytes_done, c.lines_done, crc),
         None => {
             let mut f = File::create(&partial).map_err(io("cannot create", &partial))?;
-            let header = rows.header();
             f.write_all(&header).map_err(io("cannot write", &partial))?;
-            (f, 0, Counts::default(), header.len() as u64)
+            let mut crc = crc32fast::Hasher::new();
+            crc.update(&header);
+            (f, 0, Counts::default(), header.len() as u64, header_lines, crc)
         }
     };
     let resumed_points = done;
-    let save = |done: u64, bytes: u64, counts: Counts| -> Result<()> {
+    let save = |done: u64, bytes: u64, lines: u64, crc: &crc32fast::Hasher, counts: Counts| {
         let c = Checkpoint {
             fingerprint: fingerprint.clone(),
             points_done: done,
             bytes_done: bytes,
+            lines_done: lines,
+            crc32: crc.clone().finalize(),
             counts,
         };
         let text =
@@ -447,7 +561,7 @@ pub fn run_to_file(
     };
     let mut writer = BufWriter::with_capacity(1 << 20, file);
     writer.flush().map_err(io("cannot write", &partial))?;
-    save(done, bytes, counts)?;
+    save(done, bytes, lines, &crc, counts)?;
 
     progress.start("points", total);
     progress.update(done);
@@ -471,12 +585,14 @@ pub fn run_to_file(
             writer
                 .write_all(buf)
                 .map_err(io("cannot write", &partial))?;
-            bytes += buf.len() as u64;
+            bytes = bytes.saturating_add(buf.len() as u64);
+            lines = lines.saturating_add(buf.iter().filter(|&&b| b == b'\n').count() as u64);
+            crc.update(buf);
             counts.add(c);
         }
         writer.flush().map_err(io("cannot write", &partial))?;
         done = end;
-        save(done, bytes, counts)?;
+        save(done, bytes, lines, &crc, counts)?;
         progress.update(done);
     }
     progress.finish();
@@ -502,14 +618,21 @@ pub fn run_to_file(
     })
 }
 
-/// The partial file truncated to the checkpoint, or `None` when there is nothing to resume.
+/// The partial file truncated to the checkpoint (with the CRC of what is kept), or `None` when
+/// there is nothing to resume.
+///
+/// The checkpoint is checked against the partial file before anything is truncated: its counts
+/// must add up to its points, the file must hold its bytes, and those bytes must have the
+/// checkpoint's line count (one per point after the header) and CRC-32. A mismatch is an error
+/// that leaves both files untouched.
 fn resume_state(
     partial: &Path,
     checkpoint: &Path,
     fingerprint: &str,
     total: u64,
+    header: &[u8],
     progress: &dyn Progress,
-) -> Result<Option<(File, Checkpoint)>> {
+) -> Result<Option<(File, Checkpoint, crc32fast::Hasher)>> {
     let Ok(text) = std::fs::read_to_string(checkpoint) else {
         return Ok(None);
     };
@@ -528,11 +651,39 @@ fn resume_state(
             ),
         ));
     }
-    if c.points_done > total {
-        return Err(Error::file(
+    let corrupt = |why: String| {
+        Error::file(
             checkpoint,
-            "counts more points than the space has",
-        ));
+            format!(
+                "does not match {} ({why}); delete both files or drop `resume`",
+                partial.display()
+            ),
+        )
+    };
+    if c.points_done > total {
+        return Err(corrupt(format!(
+            "it counts {} points, the space has {total}",
+            c.points_done
+        )));
+    }
+    if c.counts.total() != Some(c.points_done) {
+        return Err(corrupt(format!(
+            "its ok/infeasible/invalid counts do not add up to its {} points",
+            c.points_done
+        )));
+    }
+    let header_lines = header.iter().filter(|&&b| b == b'\n').count() as u64;
+    if c.points_done.checked_add(header_lines) != Some(c.lines_done) {
+        return Err(corrupt(format!(
+            "{} lines for {} points",
+            c.lines_done, c.points_done
+        )));
+    }
+    if c.bytes_done < header.len() as u64 {
+        return Err(corrupt(format!(
+            "{} bytes is shorter than the header",
+            c.bytes_done
+        )));
     }
     let Ok(mut f) = OpenOptions::new().read(true).write(true).open(partial) else {
         return Ok(None);
@@ -548,10 +699,43 @@ fn resume_state(
         ));
         return Ok(None);
     }
+    // Read back what the checkpoint vouches for.
+    let mut crc = crc32fast::Hasher::new();
+    let mut lines = 0u64;
+    let mut last = b'\n';
+    let mut left = c.bytes_done;
+    let mut buf = vec![0u8; 1 << 20];
+    let mut first = true;
+    while left > 0 {
+        let want = usize::try_from(left.min(buf.len() as u64)).unwrap_or(buf.len());
+        f.read_exact(&mut buf[..want])
+            .map_err(|e| Error::io(format!("cannot read {}", partial.display()), e))?;
+        let part = &buf[..want];
+        if first && !part.starts_with(header) {
+            return Err(corrupt("its header is not this sweep's".into()));
+        }
+        first = false;
+        crc.update(part);
+        lines += part.iter().filter(|&&b| b == b'\n').count() as u64;
+        last = part[want - 1];
+        left -= want as u64;
+    }
+    if lines != c.lines_done || (c.bytes_done > 0 && last != b'\n') {
+        return Err(corrupt(format!(
+            "the first {} bytes hold {lines} whole lines, the checkpoint says {}",
+            c.bytes_done, c.lines_done
+        )));
+    }
+    if crc.clone().finalize() != c.crc32 {
+        return Err(corrupt(format!(
+            "the CRC-32 of its first {} bytes differs",
+            c.bytes_done
+        )));
+    }
     f.set_len(c.bytes_done)
         .and_then(|()| f.seek(SeekFrom::End(0)).map(|_| ()))
         .map_err(|e| Error::io(format!("cannot truncate {}", partial.display()), e))?;
-    Ok(Some((f, c)))
+    Ok(Some((f, c, crc)))
 }
 
 /// Gzips `from` into `to` through a temporary file and a rename.
@@ -596,8 +780,19 @@ pub fn number(out: &mut Vec<u8>, v: f64, missing: &[u8]) {
 }
 
 /// A CSV field, quoted when it needs to be.
+///
+/// Control characters (line breaks included) become spaces, so that every row is one line: the
+/// checkpoint counts rows as lines.
 pub fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
+    let s: std::borrow::Cow<str> = if s.contains(|c: char| c.is_control()) {
+        s.chars()
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .collect::<String>()
+            .into()
+    } else {
+        s.into()
+    };
+    if s.contains([',', '"']) {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {
         s.to_string()
