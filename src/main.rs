@@ -13,7 +13,9 @@ fn main() {
                 message.push_str(&format!(": {s}"));
                 source = s.source();
             }
-            eprintln!("error: {message}");
+            // Messages quote user input (file names, fields, values): escape control characters,
+            // keeping the message on one line.
+            eprintln!("error: {}", kerneltime::error::escape_control(&message));
             if err.is_usage() {
                 2
             } else {

@@ -412,9 +412,43 @@ pub fn predict_source(
         }
     };
     let mut p = m.predict(device, &inputs, params.as_ref().map(|(q, _)| q.as_slice()))?;
+    finite_answer(&p)?;
     p.notes.extend(notes);
     if let Some((_, note)) = params {
         p.notes.push(note);
     }
     Ok(p)
+}
+
+/// Longest time a prediction may report: a year, in microseconds. Anything longer comes from an
+/// input out of range (a clock of 1e-300 MHz, 1e308 blocks), not from a kernel.
+pub const MAX_TIME_US: f64 = 3.2e13;
+
+/// Refuses a prediction whose time is not a finite, non-negative number of at most a year, naming
+/// the breakdown values that are themselves non-finite or absurd (the inputs that caused it).
+fn finite_answer(p: &Prediction) -> Result<()> {
+    let t = p.time_us;
+    if t.is_finite() && (0.0..=MAX_TIME_US).contains(&t) {
+        return Ok(());
+    }
+    let mut suspects: Vec<String> = p
+        .breakdown
+        .iter()
+        .filter_map(|(k, v)| v.as_f64().map(|x| (k, x)))
+        .filter(|(_, x)| !x.is_finite() || x.abs() > 1e15)
+        .map(|(k, x)| format!("{k} = {x:e}"))
+        .collect();
+    suspects.truncate(4);
+    let why = if suspects.is_empty() {
+        "an input is out of range".to_string()
+    } else {
+        format!("out of range: {}", suspects.join(", "))
+    };
+    Err(Error::invalid(
+        "inputs",
+        format!(
+            "the {} time on {} would be {t:e} us, which is not a physical answer; {why}",
+            p.model, p.device
+        ),
+    ))
 }

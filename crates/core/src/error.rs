@@ -77,11 +77,30 @@ impl Error {
     }
 }
 
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn control_characters_are_escaped() {
+        assert_eq!(super::escape_control("GTX 980"), "GTX 980");
+        assert_eq!(
+            super::escape_control("Evil\u{1b}[31mRED\nline2\r"),
+            "Evil\\u{1b}[31mRED\\nline2\\r"
+        );
+    }
+}
+
 /// The crate's result type.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// Largest magnitude any numeric input may have: beyond it no count, size or time is physical,
+/// and products of such values overflow to infinity.
+pub const MAX_INPUT_MAGNITUDE: f64 = 1e18;
+
 /// Checks that a number is finite and not negative; the error names the field.
 pub fn non_negative(name: &str, value: f64) -> Result<f64> {
+    if value > MAX_INPUT_MAGNITUDE {
+        return Err(too_large(name, value));
+    }
     if !value.is_finite() {
         return Err(Error::invalid(
             name,
@@ -97,8 +116,30 @@ pub fn non_negative(name: &str, value: f64) -> Result<f64> {
     Ok(value)
 }
 
+fn too_large(name: &str, value: f64) -> Error {
+    Error::invalid(
+        name,
+        format!("{value:e} is out of range (at most {MAX_INPUT_MAGNITUDE:e})"),
+    )
+}
+
+/// Checks that a number lies in `lo..=hi` (a physical range); the error names the field, the
+/// range and the unit.
+pub fn within(name: &str, value: f64, lo: f64, hi: f64, unit: &str) -> Result<f64> {
+    if value.is_finite() && value >= lo && value <= hi {
+        return Ok(value);
+    }
+    Err(Error::invalid(
+        name,
+        format!("must be between {lo} and {hi} {unit}, got {value:e}"),
+    ))
+}
+
 /// Checks that a number is finite and strictly positive; the error names the field.
 pub fn positive(name: &str, value: f64) -> Result<f64> {
+    if value > MAX_INPUT_MAGNITUDE && value.is_finite() {
+        return Err(too_large(name, value));
+    }
     if !value.is_finite() || value <= 0.0 {
         return Err(Error::invalid(
             name,
@@ -133,6 +174,23 @@ pub fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> Result<()> {
         return Err(Error::io(format!("cannot write {}", path.display()), e));
     }
     Ok(())
+}
+
+/// A user-supplied string made safe for a terminal: control characters (escape sequences, line
+/// breaks, carriage returns) are written as Rust escapes (`\u{1b}`, `\n`), the rest unchanged.
+pub fn escape_control(s: &str) -> String {
+    if !s.contains(|c: char| c.is_control()) {
+        return s.to_string();
+    }
+    s.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }
 
 /// Checks that the directory an output file goes into exists: kerneltime never creates

@@ -206,13 +206,31 @@ impl Device {
                 return Err(Error::invalid(field, "must be at least 1"));
             }
         }
-        crate::error::positive("base_clock_mhz", file.base_clock_mhz)?;
-        crate::error::positive("boost_clock_mhz", file.boost_clock_mhz)?;
-        let core_clock_mhz = crate::error::positive(
+        // Physical ranges, wide enough for any GPU past or planned: a clock of 1e-300 MHz or a
+        // bandwidth of 1e300 GB/s is a typo, and would turn every time into nonsense.
+        use crate::error::within;
+        within("base_clock_mhz", file.base_clock_mhz, 1.0, 100_000.0, "MHz")?;
+        within("boost_clock_mhz", file.boost_clock_mhz, 1.0, 100_000.0, "MHz")?;
+        let core_clock_mhz = within(
             "core_clock_mhz",
             file.core_clock_mhz.unwrap_or(file.boost_clock_mhz),
+            1.0,
+            100_000.0,
+            "MHz",
         )?;
-        crate::error::positive("memory_bandwidth_gbs", file.memory_bandwidth_gbs)?;
+        within(
+            "memory_bandwidth_gbs",
+            file.memory_bandwidth_gbs,
+            0.01,
+            1_000_000.0,
+            "GB/s",
+        )?;
+        if file.sm_count > 1_000_000 || file.cores_per_sm > 1_000_000 {
+            return Err(Error::invalid(
+                "sm_count",
+                "sm_count and cores_per_sm must be at most 1000000",
+            ));
+        }
         for (algorithm, p) in &file.puchala {
             crate::error::non_negative(&format!("puchala.{algorithm}.t_p_us"), p.t_p_us)?;
             crate::error::non_negative(&format!("puchala.{algorithm}.t_m_cycles"), p.t_m_cycles)?;
@@ -280,9 +298,14 @@ impl Device {
             }
         }
 
+        // Names reach terminals: control characters in them are escaped once, here.
         Ok(Device {
-            name,
-            aliases: file.aliases,
+            name: crate::error::escape_control(&name),
+            aliases: file
+                .aliases
+                .iter()
+                .map(|a| crate::error::escape_control(a))
+                .collect(),
             architecture: file.architecture,
             chip: file.chip,
             compute_capability: cc,

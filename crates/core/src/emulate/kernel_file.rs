@@ -192,7 +192,7 @@ impl KernelFile {
                 report
                     .as_ref()
                     .and_then(|r| r.shared_bytes)
-                    .map(|b| b as u32)
+                    .map(|b| u32::try_from(b).unwrap_or(u32::MAX))
             })
             .unwrap_or(static_shared);
         if file.block.is_empty() {

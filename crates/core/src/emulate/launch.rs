@@ -40,9 +40,23 @@ impl LaunchDims {
         }
         let mut d = [1u32; 3];
         for (k, p) in parts.iter().enumerate() {
-            d[k] = p.parse().map_err(|_| {
-                Error::invalid(flag, format!("`{p}` is not a whole number in `{text}`"))
-            })?;
+            d[k] = match p.parse::<u64>() {
+                Ok(v) => u32::try_from(v).map_err(|_| {
+                    Error::invalid(
+                        flag,
+                        format!(
+                            "`{p}` is larger than a CUDA launch dimension can be (at most {} = 2^32 - 1)",
+                            u32::MAX
+                        ),
+                    )
+                })?,
+                Err(_) => {
+                    return Err(Error::invalid(
+                        flag,
+                        format!("`{p}` is not a whole number in `{text}`"),
+                    ))
+                }
+            };
             if d[k] == 0 {
                 return Err(Error::invalid(
                     flag,

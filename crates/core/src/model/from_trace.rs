@@ -489,11 +489,24 @@ pub fn figures(device: &Device, em: Arc<Emulation>, req: &PtxRequest) -> Result<
             32
         }
     };
-    let static_shared = req
-        .resources
-        .as_ref()
-        .and_then(|r| r.shared_bytes)
-        .unwrap_or(em.shared_bytes_static) as u32;
+    let from_report = req.resources.as_ref().and_then(|r| r.shared_bytes);
+    let static_shared = from_report.map_or(em.shared_bytes_static as u64, |b| b);
+    let total_shared = static_shared.saturating_add(u64::from(req.dynamic_shared_bytes));
+    let max_shared = crate::device::occupancy::max_shared_memory_per_block_bytes(
+        device.compute_capability,
+        &device.limits,
+    );
+    if total_shared > max_shared {
+        let source = match (&req.resources_origin, from_report) {
+            (Some(_), Some(_)) => "static, from the resource report".to_string(),
+            _ => "static, from the PTX's .shared declarations".to_string(),
+        };
+        return Err(Error::Infeasible(format!(
+            "the kernel needs {total_shared} bytes of shared memory per block ({static_shared} {source}, {} dynamic); {} allows at most {max_shared}: the block cannot launch",
+            req.dynamic_shared_bytes, device.name
+        )));
+    }
+    let static_shared = u32::try_from(static_shared).unwrap_or(u32::MAX);
     let shared = static_shared.saturating_add(req.dynamic_shared_bytes);
     if req.dynamic_shared_bytes > 0 {
         notes.push(format!(

@@ -490,8 +490,12 @@ impl Context<'_> {
             if let Some(r) = &resources {
                 let block = BlockResources {
                     threads_per_block: threads,
-                    registers_per_thread: r.registers.unwrap_or(0) as u32,
-                    shared_memory_per_block_bytes: r.shared_bytes.unwrap_or(dynamic_shared) as u32,
+                    registers_per_thread: u32::try_from(r.registers.unwrap_or(0))
+                        .unwrap_or(u32::MAX),
+                    shared_memory_per_block_bytes: u32::try_from(
+                        r.shared_bytes.unwrap_or(u64::from(dynamic_shared)),
+                    )
+                    .unwrap_or(u32::MAX),
                 };
                 match occupancy(device, &block) {
                     Ok(o) if o.active_blocks_per_sm == 0 => {

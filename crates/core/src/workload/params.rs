@@ -63,10 +63,14 @@ impl ParamValues {
         match self.get(name) {
             None => Ok(None),
             Some(v) => whole(v).map(Some).ok_or_else(|| {
-                Error::invalid(
-                    format!("param {name}"),
-                    format!("must be a whole number, got {v}"),
-                )
+                let message = if v.is_finite() && v.fract() == 0.0 {
+                    format!(
+                        "{v:e} is too large: whole numbers are exact up to 2^53 (9007199254740992)"
+                    )
+                } else {
+                    format!("must be a whole number, got {v}")
+                };
+                Error::invalid(format!("param {name}"), message)
             }),
         }
     }

@@ -197,10 +197,20 @@ pub fn parse_text(text: &str, origin: &str, format: Option<Format>) -> Result<Me
             format!("no kernel measurements found (read as {format})"),
         ));
     }
+    // Kernel and GPU names reach terminals and reports: control characters are escaped here.
+    let mut measurements = parsed.measurements;
+    for m in &mut measurements {
+        if m.kernel.contains(|c: char| c.is_control()) {
+            m.kernel = crate::error::escape_control(&m.kernel);
+        }
+        if let Some(d) = m.device.as_mut().filter(|d| d.contains(|c: char| c.is_control())) {
+            *d = crate::error::escape_control(d);
+        }
+    }
     Ok(MeasurementSet {
         file: origin.to_string(),
         format,
-        measurements: parsed.measurements,
+        measurements,
         notes: parsed.notes,
     })
 }
@@ -406,12 +416,31 @@ pub(crate) fn read_csv(
         .from_reader(body.as_bytes());
     let mut header: Option<(usize, Vec<String>)> = None;
     let mut rows = Vec::new();
+    // Lines are counted from byte offsets, as editors count them (the csv crate's own line
+    // numbers are one low after CRLF line ends); counting moves forward only.
+    let bytes = body.as_bytes();
+    let (mut seen_byte, mut seen_line) = (0usize, 1usize);
+    let mut line_at = |byte: u64| -> usize {
+        let mut byte = usize::try_from(byte).unwrap_or(usize::MAX).min(bytes.len());
+        // After a CR the csv crate starts the next record at the LF that ends the line.
+        while byte < bytes.len() && (bytes[byte] == b'\n' || bytes[byte] == b'\r') {
+            byte += 1;
+        }
+        if byte >= seen_byte {
+            seen_line += bytes[seen_byte..byte].iter().filter(|&&b| b == b'\n').count();
+            seen_byte = byte;
+        }
+        seen_line + header_index
+    };
     for record in reader.records() {
-        let record = record.map_err(|e| {
-            let line = e.position().map_or(0, |p| p.line() as usize) + header_index;
-            line_error(origin, line, format!("malformed CSV: {e}"))
-        })?;
-        let line = record.position().map_or(0, |p| p.line() as usize) + header_index;
+        let record = match record {
+            Ok(r) => r,
+            Err(e) => {
+                let line = e.position().map_or(header_index, |p| line_at(p.byte()));
+                return Err(line_error(origin, line, format!("malformed CSV: {e}")));
+            }
+        };
+        let line = record.position().map_or(header_index, |p| line_at(p.byte()));
         let cells: Vec<String> = record.iter().map(|c| c.trim().to_string()).collect();
         if cells.iter().all(String::is_empty) {
             continue;
