@@ -12,6 +12,7 @@ use clap::{Args, Subcommand, ValueEnum};
 use serde::Serialize;
 
 use super::predict::PredictArgs;
+use super::units::time_us;
 use super::{print_json, read_text};
 use kerneltime::error::{Error, Result};
 use kerneltime::fit::calibrate::CalibrationFile;
@@ -213,10 +214,10 @@ pub fn run_predict(args: &PredictArgs, calibration: Option<CalibrationFile>) -> 
         });
     }
     println!("lslag on {} at gamma = {gamma}, S = {s}", prediction.device);
-    println!("  t_w (wall clock)    {t_w:>14.3} us");
-    println!("  t_k (GPU)           {t_k:>14.3} us");
-    println!("  t_1 (host)          {t_1:>14.3} us");
-    println!("  t_c (interconnect)  {t_c:>14.3} us");
+    println!("  t_w (wall clock)    {:>14}", time_us(t_w));
+    println!("  t_k (GPU)           {:>14}", time_us(t_k));
+    println!("  t_1 (host)          {:>14}", time_us(t_1));
+    println!("  t_c (interconnect)  {:>14}", time_us(t_c));
     for n in &prediction.notes {
         println!("  note: {n}");
     }

@@ -24,6 +24,7 @@ mod reproduce;
 mod suite;
 mod trace;
 mod tune;
+mod units;
 
 use std::path::{Path, PathBuf};
 

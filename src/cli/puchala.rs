@@ -13,6 +13,7 @@ use clap::Args;
 use super::charts::puchala as puchala_plot;
 use super::predict::PredictArgs;
 use super::print_json;
+use super::units::time_us;
 use kerneltime::device::{catalogue, Device};
 use kerneltime::error::{write_atomic, Error, Result};
 use kerneltime::fit::calibrate::CalibrationFile;
@@ -113,6 +114,12 @@ fn predictions_text(preds: &[Prediction], sweep: bool) -> String {
             None => String::new(),
         }
     };
+    let num = |p: &Prediction, k: &str| -> f64 {
+        p.breakdown
+            .get(k)
+            .and_then(|v| v.as_f64())
+            .unwrap_or(f64::NAN)
+    };
     if !sweep {
         if let Some(p) = preds.first() {
             let l = p.launch.unwrap_or(kerneltime::workload::Launch {
@@ -127,7 +134,7 @@ fn predictions_text(preds: &[Prediction], sweep: bool) -> String {
                 get(p, "kernel"),
                 params_text(p)
             );
-            let _ = writeln!(s, "  time          {:.3} us", p.time_us);
+            let _ = writeln!(s, "  time          {}", time_us(p.time_us));
             let _ = writeln!(
                 s,
                 "  launch        {} x ({} blocks x {} threads){}",
@@ -143,14 +150,11 @@ fn predictions_text(preds: &[Prediction], sweep: bool) -> String {
             );
             let _ = writeln!(
                 s,
-                "  per launch    t_p {} us + {} cycles at {} MHz = {:.3} us",
-                get(p, "launch_time_us"),
+                "  per launch    t_p {} + {} cycles at {} MHz = {}",
+                time_us(num(p, "launch_time_us")),
                 get(p, "cycles_per_launch"),
                 get(p, "core_clock_mhz"),
-                p.breakdown
-                    .get("time_per_launch_us")
-                    .and_then(|v| v.as_f64())
-                    .unwrap_or(0.0)
+                time_us(num(p, "time_per_launch_us"))
             );
             let _ = writeln!(
                 s,
@@ -173,7 +177,7 @@ fn predictions_text(preds: &[Prediction], sweep: bool) -> String {
     let _ = writeln!(
         s,
         "{:<28} {:>14} {:>9} {:>8} {:>9}",
-        "params", "time_us", "blocks", "threads", "launches"
+        "params", "time", "blocks", "threads", "launches"
     );
     for p in preds {
         let (b, t, l) = p
@@ -182,9 +186,9 @@ fn predictions_text(preds: &[Prediction], sweep: bool) -> String {
             .unwrap_or_default();
         let _ = writeln!(
             s,
-            "{:<28} {:>14.3} {:>9} {:>8} {:>9}",
+            "{:<28} {:>14} {:>9} {:>8} {:>9}",
             params_text(p),
-            p.time_us,
+            time_us(p.time_us),
             b,
             t,
             l
