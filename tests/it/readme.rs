@@ -297,3 +297,131 @@ fn every_readme_command_runs() {
     assert!(ran > 30, "only {ran} README commands ran");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// The subcommands a `--help` text lists under `Commands:` (without `help`).
+fn subcommands(help: &str) -> Vec<String> {
+    help.lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty())
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|c| *c != "help")
+        .map(str::to_string)
+        .collect()
+}
+
+/// The command before an unquoted `>` or `|`.
+fn before_redirection(line: &str) -> &str {
+    let mut quoted = false;
+    for (i, c) in line.char_indices() {
+        match c {
+            '"' => quoted = !quoted,
+            '>' | '|' if !quoted => return &line[..i],
+            _ => {}
+        }
+    }
+    line
+}
+
+/// The `--help` text of a command path.
+fn help_of(path: &[String]) -> String {
+    let out = bin().args(path).arg("--help").output().unwrap();
+    assert!(out.status.success(), "{path:?} --help");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn every_help_example_runs() {
+    // The examples at the end of each `--help` run too (parsing alone is checked by the unit
+    // tests of src/cli/help.rs); a shell redirection or pipe ends the command.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let tmp = temp_dir("help-examples");
+    let mut paths: Vec<Vec<String>> = vec![vec![]];
+    let mut i = 0;
+    while i < paths.len() {
+        let help = help_of(&paths[i]);
+        for s in subcommands(&help) {
+            let mut p = paths[i].clone();
+            p.push(s);
+            paths.push(p);
+        }
+        i += 1;
+    }
+    assert!(paths.len() > 20, "{paths:?}");
+    let mut outputs = BTreeMap::new();
+    let (mut ran, mut failures) = (0, Vec::new());
+    for path in &paths {
+        let help = help_of(path);
+        let (_, tail) = help
+            .split_once("Examples:")
+            .unwrap_or_else(|| panic!("kerneltime {} --help has no examples", path.join(" ")));
+        for line in tail
+            .lines()
+            .map(str::trim)
+            .filter(|l| l.starts_with("kerneltime "))
+        {
+            let command = before_redirection(line);
+            let example = Example {
+                line: 0,
+                words: words(command, &BTreeMap::new()),
+            };
+            if let Some(why) = skip_reason(&example, root) {
+                eprintln!("skipped help example `{line}`: {why}");
+                continue;
+            }
+            let args = rewrite(&example.words, &tmp, &mut outputs);
+            let out = bin().args(&args).current_dir(root).output().unwrap();
+            ran += 1;
+            if !out.status.success() {
+                failures.push(format!(
+                    "`{line}` exited {:?}: {}",
+                    out.status.code(),
+                    String::from_utf8_lossy(&out.stderr).trim()
+                ));
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&tmp);
+    assert!(ran > 40, "only {ran} help examples ran");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn completions_and_man_pages() {
+    let out = bin().args(["completions", "bash"]).output().unwrap();
+    assert!(out.status.success());
+    let bash = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        bash.contains("kerneltime") && bash.contains("predict"),
+        "{bash}"
+    );
+    for shell in ["zsh", "fish", "elvish", "powershell"] {
+        let out = bin().args(["completions", shell]).output().unwrap();
+        assert!(out.status.success(), "{shell}");
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains("calibrate"),
+            "{shell}"
+        );
+    }
+    let out = bin().arg("man").output().unwrap();
+    assert!(out.status.success());
+    let man = String::from_utf8(out.stdout).unwrap();
+    assert!(man.starts_with(".TH") || man.starts_with(".ie"), "{man}");
+    assert!(
+        man.contains("predict") && man.contains("Examples:"),
+        "{man}"
+    );
+    let dir = temp_dir("man");
+    let out = bin()
+        .args(["man", "--out-dir", dir.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let page = std::fs::read_to_string(dir.join("kerneltime-predict.1")).unwrap();
+    assert!(
+        page.contains("\\-\\-model") || page.contains("--model"),
+        "{page}"
+    );
+    assert!(dir.join("kerneltime-device-import.1").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
