@@ -114,7 +114,7 @@ pub struct BestBlockArgs {
     /// Write best_block.json, best_block.csv and best_block.svg into this directory.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// Print JSON.
+    /// One JSON object on stdout: the best block size and the whole curve.
     #[arg(long)]
     pub json: bool,
 }

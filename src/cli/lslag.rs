@@ -74,7 +74,7 @@ pub struct FitArgs {
     /// Write the fitted LSLAG parameters here (loadable by `predict --model lslag --params`).
     #[arg(short = 'o', long = "output", value_name = "PARAMS.toml")]
     pub output: Option<PathBuf>,
-    /// Print JSON.
+    /// One JSON object on stdout: the fitted parameters, errors and fidelity.
     #[arg(long)]
     pub json: bool,
 }
@@ -84,7 +84,7 @@ pub struct CostArgs {
     /// The architecture graph and mapped tokens (TOML; schema in `kerneltime::model::lsla`).
     #[arg(long, value_name = "FILE.toml")]
     pub graph: PathBuf,
-    /// Print JSON.
+    /// One JSON object on stdout: the cost per element and in total.
     #[arg(long)]
     pub json: bool,
 }

@@ -20,7 +20,7 @@ pub struct MeasurementsArgs {
     /// nvprof-log, nsys-kern-sum, nsys-trace, ncu, kernel-tuner, ktt-json, ktt-csv, t4, counters.
     #[arg(long)]
     pub format: Option<String>,
-    /// Print JSON.
+    /// One JSON object on stdout: the summary.
     #[arg(long)]
     pub json: bool,
 }

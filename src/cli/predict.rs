@@ -102,7 +102,8 @@ pub struct PredictArgs {
     /// A calibration file from `kerneltime calibrate`.
     #[arg(long, value_name = "CAL.toml")]
     pub calibration: Option<PathBuf>,
-    /// Print JSON.
+    /// One JSON object on stdout: the prediction (with --model all, every model's and the band); a
+    /// --param list or range of puchala prints one JSON array, one object per point.
     #[arg(long)]
     pub json: bool,
 }

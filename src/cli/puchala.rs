@@ -215,7 +215,7 @@ pub struct SimulateArgs {
     /// Draw the per-warp execution profile (calc, issue, in flight, idle) to this SVG file.
     #[arg(long, value_name = "OUT.svg")]
     pub timeline: Option<PathBuf>,
-    /// Print JSON.
+    /// One JSON object on stdout: the cycles T_c with the warps, t_m and the instruction count.
     #[arg(long)]
     pub json: bool,
 }
@@ -279,7 +279,7 @@ pub struct ReproduceArgs {
     /// Extra device profile files (used when the catalogue lacks a paper profile of that name).
     #[arg(long = "device-file", value_name = "FILE.toml")]
     pub device_files: Vec<PathBuf>,
-    /// Print the grid as JSON instead of the table.
+    /// One JSON object on stdout: the grid's points, skipped devices and files written.
     #[arg(long)]
     pub json: bool,
 }
@@ -427,7 +427,7 @@ pub struct ExplainArgs {
     /// Values for the formulas: n=SIZE, k=FILTER_LENGTH (lists and ranges allowed).
     #[arg(long = "param", value_name = "NAME=VALUE")]
     pub params: Vec<String>,
-    /// Print JSON.
+    /// One JSON object on stdout: the explanation and the values per point.
     #[arg(long)]
     pub json: bool,
 }

@@ -26,7 +26,7 @@ pub struct BestArgs {
     /// threads_per_block, blocks, shared_memory_bytes (e.g. occupancy>=0.5). Repeatable.
     #[arg(long = "constraint", value_name = "EXPR")]
     pub constraints: Vec<String>,
-    /// Print JSON.
+    /// One JSON object on stdout: each model's best point and runner-up.
     #[arg(long)]
     pub json: bool,
 }

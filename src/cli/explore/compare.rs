@@ -32,7 +32,7 @@ pub struct CompareArgs {
     /// Write compare.csv and SVG charts into this directory.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// Print JSON.
+    /// One JSON object on stdout: the comparison (or the ranking with --rank-devices).
     #[arg(long)]
     pub json: bool,
 }
