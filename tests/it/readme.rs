@@ -221,6 +221,15 @@ fn rewrite(words: &[String], tmp: &Path, outputs: &mut BTreeMap<String, PathBuf>
     args
 }
 
+/// The names in a directory.
+fn entries(dir: &Path) -> std::collections::BTreeSet<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect()
+}
+
 #[test]
 fn the_readme_examples_are_found() {
     let readme =
@@ -254,6 +263,7 @@ fn every_readme_command_runs() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
     let tmp = temp_dir("readme");
+    let before = entries(root);
     let mut outputs = BTreeMap::new();
     let mut failures = Vec::new();
     let mut ran = 0;
@@ -294,6 +304,11 @@ fn every_readme_command_runs() {
         }
     }
     let _ = std::fs::remove_dir_all(&tmp);
+    let written: Vec<_> = entries(root).difference(&before).cloned().collect();
+    assert!(
+        written.is_empty(),
+        "README commands wrote into the repository root (give them an output flag): {written:?}"
+    );
     assert!(ran > 30, "only {ran} README commands ran");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
@@ -348,6 +363,7 @@ fn every_help_example_runs() {
         i += 1;
     }
     assert!(paths.len() > 20, "{paths:?}");
+    let before = entries(root);
     let mut outputs = BTreeMap::new();
     let (mut ran, mut failures) = (0, Vec::new());
     for path in &paths {
@@ -382,6 +398,11 @@ fn every_help_example_runs() {
         }
     }
     let _ = std::fs::remove_dir_all(&tmp);
+    let written: Vec<_> = entries(root).difference(&before).cloned().collect();
+    assert!(
+        written.is_empty(),
+        "help examples wrote into the repository root: {written:?}"
+    );
     assert!(ran > 40, "only {ran} help examples ran");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
