@@ -13,6 +13,7 @@ use clap::Args;
 use serde::Serialize;
 
 use super::predict::PredictArgs;
+use super::units::time_us;
 use super::{print_json, read_text, DeviceSelection};
 use kerneltime::device::Device;
 use kerneltime::error::{write_atomic, Error, Result};
@@ -74,7 +75,7 @@ fn render_prediction(p: &Prediction) -> String {
     if let Some(c) = p.cycles {
         let _ = writeln!(out, "cycles  {c:.2}");
     }
-    let _ = writeln!(out, "time    {:.3} us", p.time_us);
+    let _ = writeln!(out, "time    {}", time_us(p.time_us));
     if let Some(s) = p.breakdown.get("speedup").and_then(|v| v.as_f64()) {
         let _ = writeln!(out, "speedup {s:.2}x over the given single-thread CPU time");
     }
@@ -113,7 +114,7 @@ pub struct BestBlockArgs {
     /// Write best_block.json, best_block.csv and best_block.svg into this directory.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// Print JSON.
+    /// One JSON object on stdout: the best block size and the whole curve.
     #[arg(long)]
     pub json: bool,
 }
@@ -166,20 +167,23 @@ pub fn run_best_block(args: &BestBlockArgs) -> Result<()> {
         return print_json(&report);
     }
     println!(
-        "best threads per block: {} ({:.2} cycles, {:.3} us) on {}",
-        report.best_threads_per_block, report.best_cycles, report.best_time_us, report.device
+        "best threads per block: {} ({:.2} cycles, {}) on {}",
+        report.best_threads_per_block,
+        report.best_cycles,
+        time_us(report.best_time_us),
+        report.device
     );
     println!(
         "{:>8} {:>14} {:>12} {:>7}  limiter / reason",
-        "threads", "cycles", "time_us", "blocks"
+        "threads", "cycles", "time", "blocks"
     );
     for c in &report.curve {
         match (c.cycles, c.time_us, c.blocks_active) {
             (Some(cy), Some(t), Some(b)) => println!(
-                "{:>8} {:>14.2} {:>12.3} {:>7}  {:?}, {}",
+                "{:>8} {:>14.2} {:>12} {:>7}  {:?}, {}",
                 c.threads_per_block,
                 cy,
-                t,
+                time_us(t),
                 b,
                 c.block_limiter.unwrap_or(wu::BlockLimiter::Blocks),
                 c.dominant.unwrap_or("")

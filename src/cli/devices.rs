@@ -36,7 +36,7 @@ impl From<ImportFormatArg> for ImportFormat {
 
 #[derive(Debug, Args)]
 pub struct DevicesArgs {
-    /// Print JSON: an array with one object per device.
+    /// One JSON array on stdout, one object per device.
     #[arg(long)]
     pub json: bool,
     /// Only devices whose name, alias or architecture contains this text.
@@ -50,12 +50,14 @@ pub enum DeviceCommand {
     Show {
         /// Catalogue name or alias (case-insensitive).
         name: String,
+        /// One JSON object on stdout: the device with every value's source.
         #[arg(long)]
         json: bool,
     },
     /// Check a device description file and print the resolved device.
     Check {
         file: std::path::PathBuf,
+        /// One JSON object on stdout: the resolved device with every value's source.
         #[arg(long)]
         json: bool,
     },
@@ -73,7 +75,7 @@ pub enum DeviceCommand {
         /// Name for the device (default: the name the input gives).
         #[arg(long)]
         name: Option<String>,
-        /// Print the resolved device as JSON (after writing OUT.toml, if given).
+        /// One JSON object on stdout: the resolved device (after writing OUT.toml, if given).
         #[arg(long)]
         json: bool,
     },

@@ -51,7 +51,7 @@ pub struct CalibrateArgs {
     /// Where to write the calibration file.
     #[arg(short = 'o', long = "output", value_name = "CAL.toml")]
     pub output: PathBuf,
-    /// Print the calibration as JSON too.
+    /// Also print the calibration as one JSON object on stdout (instead of the table).
     #[arg(long)]
     pub json: bool,
 }
@@ -181,7 +181,7 @@ pub struct EvaluateArgs {
     /// Directory for the report: HTML, SVG charts, CSV tables and JSON.
     #[arg(long, value_name = "DIR")]
     pub report: Option<PathBuf>,
-    /// Print JSON instead of the table.
+    /// One JSON object on stdout instead of the table (with --suite: the summary).
     #[arg(long, conflicts_with = "markdown")]
     pub json: bool,
     /// Print Markdown tables (per GPU, per GPU and kernel) instead of the table.

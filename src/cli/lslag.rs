@@ -12,6 +12,7 @@ use clap::{Args, Subcommand, ValueEnum};
 use serde::Serialize;
 
 use super::predict::PredictArgs;
+use super::units::time_us;
 use super::{print_json, read_text};
 use kerneltime::error::{Error, Result};
 use kerneltime::fit::calibrate::CalibrationFile;
@@ -73,7 +74,7 @@ pub struct FitArgs {
     /// Write the fitted LSLAG parameters here (loadable by `predict --model lslag --params`).
     #[arg(short = 'o', long = "output", value_name = "PARAMS.toml")]
     pub output: Option<PathBuf>,
-    /// Print JSON.
+    /// One JSON object on stdout: the fitted parameters, errors and fidelity.
     #[arg(long)]
     pub json: bool,
 }
@@ -83,7 +84,7 @@ pub struct CostArgs {
     /// The architecture graph and mapped tokens (TOML; schema in `kerneltime::model::lsla`).
     #[arg(long, value_name = "FILE.toml")]
     pub graph: PathBuf,
-    /// Print JSON.
+    /// One JSON object on stdout: the cost per element and in total.
     #[arg(long)]
     pub json: bool,
 }
@@ -213,10 +214,10 @@ pub fn run_predict(args: &PredictArgs, calibration: Option<CalibrationFile>) -> 
         });
     }
     println!("lslag on {} at gamma = {gamma}, S = {s}", prediction.device);
-    println!("  t_w (wall clock)    {t_w:>14.3} us");
-    println!("  t_k (GPU)           {t_k:>14.3} us");
-    println!("  t_1 (host)          {t_1:>14.3} us");
-    println!("  t_c (interconnect)  {t_c:>14.3} us");
+    println!("  t_w (wall clock)    {:>14}", time_us(t_w));
+    println!("  t_k (GPU)           {:>14}", time_us(t_k));
+    println!("  t_1 (host)          {:>14}", time_us(t_1));
+    println!("  t_c (interconnect)  {:>14}", time_us(t_c));
     for n in &prediction.notes {
         println!("  note: {n}");
     }

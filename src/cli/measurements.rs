@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::print_json;
+use super::units::time_us;
 use kerneltime::error::Result;
 use kerneltime::fit::measurements::{read_measurements_as, summarize, Format};
 
@@ -19,7 +20,7 @@ pub struct MeasurementsArgs {
     /// nvprof-log, nsys-kern-sum, nsys-trace, ncu, kernel-tuner, ktt-json, ktt-csv, t4, counters.
     #[arg(long)]
     pub format: Option<String>,
-    /// Print JSON.
+    /// One JSON object on stdout: the summary.
     #[arg(long)]
     pub json: bool,
 }
@@ -34,8 +35,10 @@ pub fn run(args: &MeasurementsArgs) -> Result<()> {
     println!("{} ({})", s.file, s.format);
     println!("  rows                 {}", s.rows);
     println!(
-        "  time                 {:.3} .. {:.3} us (median {:.3})",
-        s.time_min_us, s.time_max_us, s.time_median_us
+        "  time                 {} .. {} (median {})",
+        time_us(s.time_min_us),
+        time_us(s.time_max_us),
+        time_us(s.time_median_us)
     );
     println!("  with launch          {}", s.rows_with_launch);
     println!("  with launch API time {}", s.rows_with_launch_api_time);

@@ -11,7 +11,9 @@ mod devices;
 mod evaluate;
 mod explore;
 mod flags;
+mod help;
 mod lslag;
+mod manual;
 mod measurements;
 mod occupancy;
 mod predict;
@@ -24,6 +26,7 @@ mod reproduce;
 mod suite;
 mod trace;
 mod tune;
+mod units;
 
 use std::path::{Path, PathBuf};
 
@@ -82,13 +85,18 @@ pub enum Command {
     Trace(trace::TraceArgs),
     /// Rank every configuration of an autotuning search space (FAIR spec) per GPU, or score a ranking.
     Tune(tune::TuneArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(manual::CompletionsArgs),
+    /// Print the man page (roff), or write one page per command with --out-dir.
+    Man(manual::ManArgs),
 }
 
 /// Parses the process arguments and runs the command.
 pub fn main() -> Result<()> {
-    use clap::{CommandFactory, FromArgMatches};
-    let matches = Cli::command().get_matches();
-    let command_flags = flags::of_subcommand(&Cli::command(), &matches);
+    use clap::FromArgMatches;
+    let command = help::command();
+    let matches = command.clone().get_matches();
+    let command_flags = flags::of_subcommand(&command, &matches);
     let cli = match Cli::from_arg_matches(&matches) {
         Ok(cli) => cli,
         Err(e) => e.exit(),
@@ -122,6 +130,8 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Evaluate(a) => evaluate::run_evaluate(&a),
         Command::Trace(a) => trace::run(&a),
         Command::Tune(a) => tune::run(&a),
+        Command::Completions(a) => manual::run_completions(&a),
+        Command::Man(a) => manual::run_man(&a),
     }
 }
 

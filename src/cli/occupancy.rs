@@ -32,6 +32,7 @@ pub struct OccupancyArgs {
     /// Formula: exact (NVIDIA's cuda_occupancy.h), wu2019 (eq 7-11) or wang2019 (eq 1-7).
     #[arg(long, default_value = "exact")]
     pub variant: String,
+    /// One JSON object on stdout: the occupancy and what limits it.
     #[arg(long)]
     pub json: bool,
 }

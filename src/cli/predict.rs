@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use super::units::time_us;
 use super::DeviceSelection;
 use kerneltime::error::{Error, Result};
 use kerneltime::fit::calibrate::{Calibration, CalibrationFile};
@@ -105,7 +106,8 @@ pub struct PredictArgs {
     /// A calibration file from `kerneltime calibrate`.
     #[arg(long, value_name = "CAL.toml")]
     pub calibration: Option<PathBuf>,
-    /// Print JSON.
+    /// One JSON object on stdout: the prediction (with --model all, every model's and the band); a
+    /// --param list or range of puchala prints one JSON array, one object per point.
     #[arg(long)]
     pub json: bool,
 }
@@ -190,8 +192,10 @@ pub fn print_calibrated(p: &Prediction, json: bool) -> Result<()> {
         return super::print_json(p);
     }
     println!(
-        "{} on {} (calibrated): {:.3} us",
-        p.model, p.device, p.time_us
+        "{} on {} (calibrated): {}",
+        p.model,
+        p.device,
+        time_us(p.time_us)
     );
     for n in &p.notes {
         println!("  note: {n}");
@@ -230,10 +234,10 @@ fn run_roofline(args: &PredictArgs, calibration: Option<CalibrationFile>) -> Res
     }
     let b = &p.breakdown;
     let num = |k: &str| b.get(k).and_then(|v| v.as_f64()).unwrap_or(f64::NAN);
-    println!("{} on {}: {:.3} us", p.model, p.device, p.time_us);
-    println!("  compute      {:.3} us", num("compute_us"));
-    println!("  memory       {:.3} us", num("memory_us"));
-    println!("  launch       {:.3} us", num("launch_us"));
+    println!("{} on {}: {}", p.model, p.device, time_us(p.time_us));
+    println!("  compute      {}", time_us(num("compute_us")));
+    println!("  memory       {}", time_us(num("memory_us")));
+    println!("  launch       {}", time_us(num("launch_us")));
     println!(
         "  bound        {}",
         b.get("bound").and_then(|v| v.as_str()).unwrap_or("?")

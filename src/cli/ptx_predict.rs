@@ -9,6 +9,7 @@ use std::sync::Arc;
 use super::predict::PredictArgs;
 use super::print_json;
 use super::trace::{data_hints, emulate_file_with};
+use super::units::time_us;
 use kerneltime::emulate::Options as EmulationOptions;
 use kerneltime::error::{Error, Result};
 use kerneltime::fit::calibrate::CalibrationFile;
@@ -147,21 +148,30 @@ pub fn run(
         report.entry, report.device, report.launch.grid, report.launch.block
     );
     for p in &report.predictions {
-        println!("  {:<10} {:>14.3} us", p.model, p.time_us);
+        println!("  {:<10} {:>14}", p.model, time_us(p.time_us));
     }
     for e in &report.errors {
         println!("  {:<10} not run: {}", e.model, e.error);
     }
     if let Some(b) = &report.band {
         println!(
-            "  band       {:.3} .. {:.3} us (geometric mean {:.3} us, max/min {:.2})",
-            b.min_us, b.max_us, b.geometric_mean_us, b.spread_ratio
+            "  band       {} .. {} (geometric mean {}, max/min {:.2})",
+            time_us(b.min_us),
+            time_us(b.max_us),
+            time_us(b.geometric_mean_us),
+            b.spread_ratio
         );
     }
     let b = &report.bound;
     println!(
-        "  bound      {:.3} us ({}: DRAM {:.3}, L2 {:.3}, issue {:.3}, atomics {:.3}, launch {:.3} us)",
-        b.bound_us, b.binding, b.dram_us, b.l2_us, b.issue_us, b.atomic_us, b.launch_us
+        "  bound      {} ({}: DRAM {}, L2 {}, issue {}, atomics {}, launch {})",
+        time_us(b.bound_us),
+        b.binding,
+        time_us(b.dram_us),
+        time_us(b.l2_us),
+        time_us(b.issue_us),
+        time_us(b.atomic_us),
+        time_us(b.launch_us)
     );
     if !report.bound_violations.is_empty() {
         let names: Vec<String> = report

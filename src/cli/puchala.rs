@@ -14,12 +14,15 @@ use clap::Args;
 use super::charts::puchala as puchala_plot;
 use super::predict::PredictArgs;
 use super::print_json;
+use super::units::time_us;
 use kerneltime::device::{catalogue, Device};
 use kerneltime::error::{write_atomic, Error, Result};
 use kerneltime::fit::calibrate::CalibrationFile;
 use kerneltime::model::puchala::kernels::{dwt_lattice_complexity, dwt_matrix_complexity};
 use kerneltime::model::puchala::paper::{device_grid, GridPoint, PAPER_DEVICES};
-use kerneltime::model::puchala::{timeline_capped, Builtin, CoreProgram, KernelSpec, PuchalaInputs};
+use kerneltime::model::puchala::{
+    timeline_capped, Builtin, CoreProgram, KernelSpec, PuchalaInputs,
+};
 use kerneltime::model::{ModelId, Prediction};
 use kerneltime::workload::params::{ParamSpace, ParamValues};
 use kerneltime::workload::program::ProgramFile;
@@ -144,61 +147,59 @@ fn prediction_text(p: &Prediction) -> String {
             None => String::new(),
         }
     };
-    {
-        {
-            let l = p.launch.unwrap_or(kerneltime::workload::Launch {
-                blocks: 0,
-                threads_per_block: 0,
-                launches: 0,
-            });
-            let _ = writeln!(
-                s,
-                "model puchala on {}: {} {}",
-                p.device,
-                get(p, "kernel"),
-                params_text(p)
-            );
-            let _ = writeln!(s, "  time          {:.3} us", p.time_us);
-            let _ = writeln!(
-                s,
-                "  launch        {} x ({} blocks x {} threads){}",
-                l.launches,
-                l.blocks,
-                l.threads_per_block,
-                if p.breakdown.get("launch_from_heuristic") == Some(&serde_json::Value::Bool(true))
-                {
-                    " from Algorithm 3"
-                } else {
-                    ""
-                }
-            );
-            let _ = writeln!(
-                s,
-                "  per launch    t_p {} us + {} cycles at {} MHz = {:.3} us",
-                get(p, "launch_time_us"),
-                get(p, "cycles_per_launch"),
-                get(p, "core_clock_mhz"),
-                p.breakdown
-                    .get("time_per_launch_us")
-                    .and_then(|v| v.as_f64())
-                    .unwrap_or(0.0)
-            );
-            let _ = writeln!(
-                s,
-                "  per SM        {} blocks, {} active; {} full runs x {} cycles ({} warps per core package), {} remaining run ({} cycles, {} warps per core package)",
-                get(p, "blocks_per_sm"),
-                get(p, "active_blocks_per_sm"),
-                get(p, "full_runs"),
-                get(p, "cycles_per_full_run"),
-                get(p, "warps_per_core_package"),
-                get(p, "remaining_runs"),
-                get(p, "cycles_remaining_run"),
-                get(p, "warps_per_core_package_remaining_run"),
-            );
-            for n in &p.notes {
-                let _ = writeln!(s, "  note          {n}");
-            }
+    let num = |p: &Prediction, k: &str| -> f64 {
+        p.breakdown
+            .get(k)
+            .and_then(|v| v.as_f64())
+            .unwrap_or(f64::NAN)
+    };
+    let l = p.launch.unwrap_or(kerneltime::workload::Launch {
+        blocks: 0,
+        threads_per_block: 0,
+        launches: 0,
+    });
+    let _ = writeln!(
+        s,
+        "model puchala on {}: {} {}",
+        p.device,
+        get(p, "kernel"),
+        params_text(p)
+    );
+    let _ = writeln!(s, "  time          {}", time_us(p.time_us));
+    let _ = writeln!(
+        s,
+        "  launch        {} x ({} blocks x {} threads){}",
+        l.launches,
+        l.blocks,
+        l.threads_per_block,
+        if p.breakdown.get("launch_from_heuristic") == Some(&serde_json::Value::Bool(true)) {
+            " from Algorithm 3"
+        } else {
+            ""
         }
+    );
+    let _ = writeln!(
+        s,
+        "  per launch    t_p {} + {} cycles at {} MHz = {}",
+        time_us(num(p, "launch_time_us")),
+        get(p, "cycles_per_launch"),
+        get(p, "core_clock_mhz"),
+        time_us(num(p, "time_per_launch_us"))
+    );
+    let _ = writeln!(
+        s,
+        "  per SM        {} blocks, {} active; {} full runs x {} cycles ({} warps per core package), {} remaining run ({} cycles, {} warps per core package)",
+        get(p, "blocks_per_sm"),
+        get(p, "active_blocks_per_sm"),
+        get(p, "full_runs"),
+        get(p, "cycles_per_full_run"),
+        get(p, "warps_per_core_package"),
+        get(p, "remaining_runs"),
+        get(p, "cycles_remaining_run"),
+        get(p, "warps_per_core_package_remaining_run"),
+    );
+    for n in &p.notes {
+        let _ = writeln!(s, "  note          {n}");
     }
     s
 }
@@ -207,7 +208,7 @@ fn prediction_text(p: &Prediction) -> String {
 fn sweep_header() -> String {
     format!(
         "{:<28} {:>14} {:>9} {:>8} {:>9}\n",
-        "params", "time_us", "blocks", "threads", "launches"
+        "params", "time", "blocks", "threads", "launches"
     )
 }
 
@@ -218,9 +219,9 @@ fn sweep_row(p: &Prediction) -> String {
         .map(|l| (l.blocks, l.threads_per_block, l.launches))
         .unwrap_or_default();
     format!(
-        "{:<28} {:>14.3} {:>9} {:>8} {:>9}\n",
+        "{:<28} {:>14} {:>9} {:>8} {:>9}\n",
         params_text(p),
-        p.time_us,
+        time_us(p.time_us),
         b,
         t,
         l
@@ -245,7 +246,7 @@ pub struct SimulateArgs {
     /// Draw the per-warp execution profile (calc, issue, in flight, idle) to this SVG file.
     #[arg(long, value_name = "OUT.svg")]
     pub timeline: Option<PathBuf>,
-    /// Print JSON.
+    /// One JSON object on stdout: the cycles T_c with the warps, t_m and the instruction count.
     #[arg(long)]
     pub json: bool,
 }
@@ -316,7 +317,7 @@ pub struct ReproduceArgs {
     /// Extra device profile files (used when the catalogue lacks a paper profile of that name).
     #[arg(long = "device-file", value_name = "FILE.toml")]
     pub device_files: Vec<PathBuf>,
-    /// Print the grid as JSON instead of the table.
+    /// One JSON object on stdout: the grid's points, skipped devices and files written.
     #[arg(long)]
     pub json: bool,
 }
@@ -465,7 +466,7 @@ pub struct ExplainArgs {
     /// Values for the formulas: n=SIZE, k=FILTER_LENGTH (lists and ranges allowed).
     #[arg(long = "param", value_name = "NAME=VALUE")]
     pub params: Vec<String>,
-    /// Print JSON.
+    /// One JSON object on stdout: the explanation and the values per point.
     #[arg(long)]
     pub json: bool,
 }

@@ -32,7 +32,7 @@ pub struct ReproduceArgs {
     /// Extra device profile files (puchala2022: used when the catalogue lacks a paper profile).
     #[arg(long = "device-file", value_name = "FILE.toml")]
     pub device_files: Vec<PathBuf>,
-    /// Print JSON instead of the table.
+    /// One JSON object on stdout instead of the table.
     #[arg(long)]
     pub json: bool,
 }

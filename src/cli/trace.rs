@@ -52,6 +52,7 @@ pub struct TraceArgs {
     /// Most instructions one warp may issue before the emulation stops with an error.
     #[arg(long, default_value_t = kerneltime::emulate::DEFAULT_STEP_BUDGET)]
     pub step_budget: u64,
+    /// One JSON object on stdout: the launch, every emulated warp and the notes.
     #[arg(long)]
     pub json: bool,
 }

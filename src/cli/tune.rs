@@ -17,6 +17,7 @@ use clap::Args;
 use serde_json::{json, Map, Value as Json};
 
 use super::print_json;
+use super::units::time_us;
 use kerneltime::compile::cache::default_dir;
 use kerneltime::compile::Choice;
 use kerneltime::device::{catalogue, Device};
@@ -369,9 +370,9 @@ fn print_summary(report: &TuneReport) {
                 .map(|(n, v)| format!("{n}={v}"))
                 .collect();
             println!(
-                "  best predicted: {} ({:.3} us)",
+                "  best predicted: {} ({})",
                 values.join(" "),
-                best.predicted_us.unwrap_or(f64::NAN)
+                time_us(best.predicted_us.unwrap_or(f64::NAN))
             );
         }
     }

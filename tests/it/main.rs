@@ -34,5 +34,6 @@ mod ptx_shapes;
 mod puchala_cli;
 mod puchala_common;
 mod puchala_reproduce;
+mod readme;
 mod suite;
 mod tune;

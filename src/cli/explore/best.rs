@@ -7,6 +7,7 @@ use clap::Args;
 
 use super::{params_text, SpaceArgs};
 use crate::cli::print_json;
+use crate::cli::units::time_us;
 use kerneltime::error::Result;
 use kerneltime::explore::best::{self, Constraint, Objective};
 
@@ -25,7 +26,7 @@ pub struct BestArgs {
     /// threads_per_block, blocks, shared_memory_bytes (e.g. occupancy>=0.5). Repeatable.
     #[arg(long = "constraint", value_name = "EXPR")]
     pub constraints: Vec<String>,
-    /// Print JSON.
+    /// One JSON object on stdout: each model's best point and runner-up.
     #[arg(long)]
     pub json: bool,
 }
@@ -64,17 +65,25 @@ fn best_text(r: &best::BestReport) -> String {
     for m in &r.models {
         match &m.best {
             Some(b) => {
+                let objective = if r.objective_unit == "us" {
+                    time_us(b.objective)
+                } else {
+                    format!(
+                        "{} {} ({})",
+                        b.objective,
+                        r.objective_unit,
+                        time_us(b.time_us)
+                    )
+                };
                 let _ = writeln!(
                     s,
-                    "{}: best {} on {}{} with {} -> {} {} ({:.3} us)",
+                    "{}: best {} on {}{} with {} -> {}",
                     m.model,
                     b.kernel,
                     b.device,
                     calibration_text(&b.calibration),
                     params_text(&b.params),
-                    b.objective,
-                    r.objective_unit,
-                    b.time_us
+                    objective
                 );
                 if let (Some(ru), Some(margin)) = (&m.runner_up, m.margin_percent) {
                     let _ = writeln!(
@@ -84,7 +93,11 @@ fn best_text(r: &best::BestReport) -> String {
                         ru.device,
                         calibration_text(&ru.calibration),
                         params_text(&ru.params),
-                        ru.objective,
+                        if r.objective_unit == "us" {
+                            time_us(ru.objective)
+                        } else {
+                            ru.objective.to_string()
+                        },
                         margin
                     );
                 }

@@ -9,6 +9,7 @@ use clap::Args;
 use super::{file_slug, params_text, SpaceArgs};
 use crate::cli::charts;
 use crate::cli::print_json;
+use crate::cli::units::time_us;
 use kerneltime::error::{write_atomic, Result};
 use kerneltime::explore::compare::{compare_kernels, rank_devices, KernelComparison, Ranking};
 
@@ -31,7 +32,7 @@ pub struct CompareArgs {
     /// Write compare.csv and SVG charts into this directory.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// Print JSON.
+    /// One JSON object on stdout: the comparison (or the ranking with --rank-devices).
     #[arg(long)]
     pub json: bool,
 }
@@ -61,11 +62,16 @@ pub fn run_compare(args: &CompareArgs) -> Result<()> {
             ranking.kernel, ranking.model, ranking.objective, ranking.objective_unit
         );
         for d in &ranking.devices {
+            let objective = if ranking.objective_unit == "us" {
+                time_us(d.objective)
+            } else {
+                format!("{:.4}", d.objective)
+            };
             println!(
-                "{:>3}. {:<40} {:>14.4}  {}",
+                "{:>3}. {:<40} {:>14}  {}",
                 d.rank,
                 d.device,
-                d.objective,
+                objective,
                 params_text(&d.params)
             );
         }

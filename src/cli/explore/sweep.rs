@@ -30,7 +30,7 @@ pub struct SweepArgs {
     /// Testing aid: stop once this many points are written, leaving the checkpoint.
     #[arg(long, value_name = "N", hide = true)]
     pub stop_after: Option<u64>,
-    /// Print the summary as JSON.
+    /// Print the run's summary as one JSON object on stdout (the points go to --output).
     #[arg(long)]
     pub json: bool,
 }

@@ -210,7 +210,13 @@ impl Device {
         // bandwidth of 1e300 GB/s is a typo, and would turn every time into nonsense.
         use crate::error::within;
         within("base_clock_mhz", file.base_clock_mhz, 1.0, 100_000.0, "MHz")?;
-        within("boost_clock_mhz", file.boost_clock_mhz, 1.0, 100_000.0, "MHz")?;
+        within(
+            "boost_clock_mhz",
+            file.boost_clock_mhz,
+            1.0,
+            100_000.0,
+            "MHz",
+        )?;
         let core_clock_mhz = within(
             "core_clock_mhz",
             file.core_clock_mhz.unwrap_or(file.boost_clock_mhz),

@@ -542,7 +542,14 @@ pub fn run_to_file(
             f.write_all(&header).map_err(io("cannot write", &partial))?;
             let mut crc = crc32fast::Hasher::new();
             crc.update(&header);
-            (f, 0, Counts::default(), header.len() as u64, header_lines, crc)
+            (
+                f,
+                0,
+                Counts::default(),
+                header.len() as u64,
+                header_lines,
+                crc,
+            )
         }
     };
     let resumed_points = done;

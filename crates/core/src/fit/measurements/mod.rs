@@ -203,7 +203,11 @@ pub fn parse_text(text: &str, origin: &str, format: Option<Format>) -> Result<Me
         if m.kernel.contains(|c: char| c.is_control()) {
             m.kernel = crate::error::escape_control(&m.kernel);
         }
-        if let Some(d) = m.device.as_mut().filter(|d| d.contains(|c: char| c.is_control())) {
+        if let Some(d) = m
+            .device
+            .as_mut()
+            .filter(|d| d.contains(|c: char| c.is_control()))
+        {
             *d = crate::error::escape_control(d);
         }
     }
@@ -240,7 +244,8 @@ pub(crate) fn decode_capped(bytes: Vec<u8>, max_bytes: u64) -> std::result::Resu
     } else {
         bytes
     };
-    let mut text = String::from_utf8(data).map_err(|e| format!("not UTF-8 text: {}", e.utf8_error()))?;
+    let mut text =
+        String::from_utf8(data).map_err(|e| format!("not UTF-8 text: {}", e.utf8_error()))?;
     if text.starts_with('\u{feff}') {
         text.drain(..'\u{feff}'.len_utf8());
     }
@@ -427,7 +432,10 @@ pub(crate) fn read_csv(
             byte += 1;
         }
         if byte >= seen_byte {
-            seen_line += bytes[seen_byte..byte].iter().filter(|&&b| b == b'\n').count();
+            seen_line += bytes[seen_byte..byte]
+                .iter()
+                .filter(|&&b| b == b'\n')
+                .count();
             seen_byte = byte;
         }
         seen_line + header_index
@@ -440,7 +448,9 @@ pub(crate) fn read_csv(
                 return Err(line_error(origin, line, format!("malformed CSV: {e}")));
             }
         };
-        let line = record.position().map_or(header_index, |p| line_at(p.byte()));
+        let line = record
+            .position()
+            .map_or(header_index, |p| line_at(p.byte()));
         let cells: Vec<String> = record.iter().map(|c| c.trim().to_string()).collect();
         if cells.iter().all(String::is_empty) {
             continue;

@@ -302,7 +302,10 @@ mod tests {
         // of 10 stops it with an error, a generous cap changes nothing.
         let capped = timeline_capped(&load, 3, 2.0, 10).unwrap_err().to_string();
         assert!(capped.contains("more than 10 segments"), "{capped}");
-        assert_eq!(timeline_capped(&load, 3, 2.0, 100_000).unwrap(), timeline(&load, 3, 2.0).unwrap());
+        assert_eq!(
+            timeline_capped(&load, 3, 2.0, 100_000).unwrap(),
+            timeline(&load, 3, 2.0).unwrap()
+        );
     }
 
     #[test]
