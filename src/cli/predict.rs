@@ -98,6 +98,13 @@ pub struct PredictArgs {
     /// bytes); loads from it return those values (repeatable).
     #[arg(long = "data", value_name = "NAME=SPEC")]
     pub data: Vec<String>,
+    /// Most instructions one warp may issue before the emulation stops with an error.
+    #[arg(long, value_name = "N", default_value_t = kerneltime::emulate::DEFAULT_STEP_BUDGET)]
+    pub step_budget: u64,
+    /// Most warp instructions the whole launch may issue (all emulated warps together): bounds
+    /// the emulation's time and memory.
+    #[arg(long, value_name = "N", default_value_t = kerneltime::emulate::DEFAULT_LAUNCH_BUDGET)]
+    pub launch_budget: u64,
     /// Dynamic shared memory per block (`.extern .shared`, the launch's third parameter),
     /// bytes, counted by occupancy.
     #[arg(long, value_name = "BYTES", default_value_t = 0)]

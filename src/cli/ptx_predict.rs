@@ -91,20 +91,13 @@ pub fn run(
         }
     };
     let data = data_hints(&args.data)?;
-    let em = emulate_file_with(
-        ptx,
-        &entry,
-        &grid,
-        &block,
-        &args.args,
-        &data,
-        EmulationOptions::default(),
-    )?;
+    let budgets = super::trace::budgets(args.step_budget, args.launch_budget)?;
+    let em = emulate_file_with(ptx, &entry, &grid, &block, &args.args, &data, budgets)?;
     // Data the emulation could not know: the best case too, for the band.
     let best_case = if em.data_dependence.any() {
         let o = EmulationOptions {
             unknown: kerneltime::emulate::UnknownData::Best,
-            ..EmulationOptions::default()
+            ..budgets
         };
         Some(Arc::new(emulate_file_with(
             ptx, &entry, &grid, &block, &args.args, &data, o,

@@ -50,8 +50,12 @@ pub struct TraceArgs {
     #[arg(long)]
     pub all_blocks: bool,
     /// Most instructions one warp may issue before the emulation stops with an error.
-    #[arg(long, default_value_t = kerneltime::emulate::DEFAULT_STEP_BUDGET)]
+    #[arg(long, value_name = "N", default_value_t = kerneltime::emulate::DEFAULT_STEP_BUDGET)]
     pub step_budget: u64,
+    /// Most warp instructions the whole launch may issue (all emulated warps together): bounds
+    /// the emulation's time and memory.
+    #[arg(long, value_name = "N", default_value_t = kerneltime::emulate::DEFAULT_LAUNCH_BUDGET)]
+    pub launch_budget: u64,
     /// One JSON object on stdout: the launch, every emulated warp and the notes.
     #[arg(long)]
     pub json: bool,
@@ -115,15 +119,40 @@ pub fn emulate_file_with(
     let launch = launch_of(grid, block)?;
     let args = KernelArg::parse_all(args)?;
     let module = load_ptx(path, entry)?;
-    emulate_with(&module, entry, launch, &args, data, opts)
+    emulate_with(&module, entry, launch, &args, data, opts).map_err(name_budget_flags)
+}
+
+/// An emulation error that advises raising a budget, with the flag that raises it in this
+/// command (`--step-budget`, `--launch-budget`).
+pub fn name_budget_flags(e: Error) -> Error {
+    match e {
+        Error::InvalidInput { name, message } => {
+            let message = message
+                .replace("raise the per-warp step budget", "raise --step-budget")
+                .replace("raise the per-launch budget", "raise --launch-budget");
+            Error::InvalidInput { name, message }
+        }
+        other => other,
+    }
+}
+
+/// Emulation options with the two budgets of `--step-budget` and `--launch-budget`, checked.
+pub fn budgets(step_budget: u64, launch_budget: u64) -> Result<Options> {
+    if step_budget == 0 {
+        return Err(Error::invalid("--step-budget", "must be at least 1"));
+    }
+    if launch_budget == 0 {
+        return Err(Error::invalid("--launch-budget", "must be at least 1"));
+    }
+    Ok(Options {
+        step_budget,
+        launch_budget,
+        ..Options::default()
+    })
 }
 
 pub fn run(a: &TraceArgs) -> Result<()> {
-    if a.step_budget == 0 {
-        return Err(Error::invalid("--step-budget", "must be at least 1"));
-    }
     let opts = Options {
-        step_budget: a.step_budget,
         sampling: if a.all_blocks {
             Sampling::All
         } else {
@@ -134,7 +163,7 @@ pub fn run(a: &TraceArgs) -> Result<()> {
         } else {
             UnknownData::Worst
         },
-        ..Options::default()
+        ..budgets(a.step_budget, a.launch_budget)?
     };
     let data = data_hints(&a.data)?;
     let em = emulate_file_with(&a.file, &a.entry, &a.grid, &a.block, &a.args, &data, opts)?;

@@ -293,5 +293,5 @@ fn the_step_budget_error_says_how_to_narrow_the_launch() {
         .to_string();
     assert!(err.contains("per-warp step budget"), "{err}");
     assert!(err.contains("narrow the launch"), "{err}");
-    assert!(err.contains("--step-budget"), "{err}");
+    assert!(err.contains("raise the per-warp step budget"), "{err}");
 }

@@ -80,6 +80,10 @@ pub const WARP: usize = 32;
 /// Default budget of dynamic instructions per warp.
 pub const DEFAULT_STEP_BUDGET: u64 = 4_000_000;
 
+/// Default budget of warp instructions per launch, over every emulated warp of every sampled
+/// block: under 1 GB of traces and about ten seconds of emulation on a laptop core.
+pub const DEFAULT_LAUNCH_BUDGET: u64 = 32_000_000;
+
 /// How lanes whose branch predicate, guard or address depends on unknown data are taken (module
 /// doc).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
@@ -101,6 +105,8 @@ pub const DEFAULT_WAVE_BUDGET_INSTRUCTIONS: u64 = 300_000;
 #[derive(Debug, Clone, Copy)]
 pub struct Options {
     pub step_budget: u64,
+    /// Most warp instructions the whole launch may issue ([`DEFAULT_LAUNCH_BUDGET`]).
+    pub launch_budget: u64,
     pub sampling: Sampling,
     pub unknown: UnknownData,
     /// Blocks launched right after the representative one (they run at the same time on other
@@ -115,6 +121,7 @@ impl Default for Options {
     fn default() -> Self {
         Self {
             step_budget: DEFAULT_STEP_BUDGET,
+            launch_budget: DEFAULT_LAUNCH_BUDGET,
             sampling: Sampling::Classes,
             unknown: UnknownData::Worst,
             wave_blocks: DEFAULT_WAVE_BLOCKS,

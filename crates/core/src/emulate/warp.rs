@@ -86,6 +86,10 @@ pub(super) struct Emulator<'a> {
     fields: Vec<Vec<(u64, ArgValue)>>,
     launch: LaunchDims,
     budget: u64,
+    /// Most warp instructions the whole launch may issue (every emulated warp of every sampled
+    /// block), and how many it has issued so far: bounds time and trace memory per launch.
+    launch_budget: u64,
+    launch_steps: u64,
     /// The call frames of the warp running now (swapped in and out with its registers).
     frames: frame::Frames,
     regs: Vec<Lanes>,
@@ -115,6 +119,8 @@ impl<'a> Emulator<'a> {
             fields,
             launch,
             budget: opts.step_budget,
+            launch_budget: opts.launch_budget,
+            launch_steps: 0,
             regs: vec![UNKNOWN; dec.reg_count],
             addr_scratch: Vec::with_capacity(64),
             sector_scratch: Vec::with_capacity(128),
@@ -308,8 +314,19 @@ impl<'a> Emulator<'a> {
                 return Err(Error::invalid(
                     "ptx",
                     format!(
-                        "warp {warp} of block ({}, {}, {}) issued more than {} instructions (the per-warp step budget) near PTX line {line}: a loop there runs that long, or does not end, for these arguments; narrow the launch (smaller values for the arguments that bound the loop, such as the problem size or iteration count) or raise the budget (--step-budget)",
+                        "warp {warp} of block ({}, {}, {}) issued more than {} instructions (the per-warp step budget) near PTX line {line}: a loop there runs that long, or does not end, for these arguments; narrow the launch (smaller values for the arguments that bound the loop, such as the problem size or iteration count) or raise the per-warp step budget",
                         block[0], block[1], block[2], self.budget
+                    ),
+                ));
+            }
+            self.launch_steps = self.launch_steps.saturating_add((end - start) as u64);
+            if self.launch_steps > self.launch_budget {
+                let line = self.dec.insts.get(start).map_or(blk.line, |d| d.line);
+                return Err(Error::invalid(
+                    "ptx",
+                    format!(
+                        "the launch issued more than {} warp instructions over its emulated warps (the per-launch budget) by warp {warp} of block ({}, {}, {}) near PTX line {line}: narrow the launch (fewer threads per block, or smaller values for the arguments that bound its loops, such as the problem size or iteration count) or raise the per-launch budget",
+                        self.launch_budget, block[0], block[1], block[2]
                     ),
                 ));
             }

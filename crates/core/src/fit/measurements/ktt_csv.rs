@@ -40,6 +40,13 @@ pub(crate) fn parse(text: &str, origin: &str) -> Result<Parsed> {
     let table = read_csv(text, origin, start, true, false)?;
     let hl = table.header_line;
     let h = &table.header;
+    if h.len() < 2 {
+        return Err(line_error(
+            origin,
+            hl,
+            "the KTT CSV header needs `Kernel name` and `Computation duration` columns",
+        ));
+    }
     let to_us = header_unit(&h[1]).and_then(time_unit_us).ok_or_else(|| {
         line_error(
             origin,
