@@ -4,6 +4,7 @@ mod cli;
 
 fn main() {
     restore_default_sigpipe();
+    report_stdout_failures();
     let code = match cli::main() {
         Ok(()) => 0,
         Err(err) => {
@@ -24,6 +25,26 @@ fn main() {
         }
     };
     std::process::exit(code);
+}
+
+/// A failed write to standard output (a full disk, a closed file) is an I/O error like any
+/// other: one line and exit code 1, not a panic with a backtrace. `println!` panics on such a
+/// failure; this hook turns exactly that panic into the documented error.
+fn report_stdout_failures() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let payload = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if let Some(cause) = payload.strip_prefix("failed printing to stdout: ") {
+            eprintln!("error: cannot write to standard output: {cause}");
+            std::process::exit(1);
+        }
+        default(info);
+    }));
 }
 
 /// Lets `kerneltime ... | head` end quietly: with the default SIGPIPE action the process exits

@@ -29,8 +29,8 @@ pub enum Error {
     #[error("{0}")]
     Infeasible(String),
 
-    /// An I/O failure with context.
-    #[error("{context}: {source}")]
+    /// An I/O failure with context (the cause follows as the error's source).
+    #[error("{context}")]
     Io {
         context: String,
         #[source]
