@@ -420,15 +420,11 @@ pub fn predict_source(
     Ok(p)
 }
 
-/// Longest time a prediction may report: a year, in microseconds. Anything longer comes from an
-/// input out of range (a clock of 1e-300 MHz, 1e308 blocks), not from a kernel.
-pub const MAX_TIME_US: f64 = 3.2e13;
-
 /// Refuses a prediction whose time is not a finite, non-negative number of at most a year, naming
 /// the breakdown values that are themselves non-finite or absurd (the inputs that caused it).
 fn finite_answer(p: &Prediction) -> Result<()> {
     let t = p.time_us;
-    if t.is_finite() && (0.0..=MAX_TIME_US).contains(&t) {
+    if t.is_finite() && (0.0..=crate::model::MAX_TIME_US).contains(&t) {
         return Ok(());
     }
     let mut suspects: Vec<String> = p

@@ -203,22 +203,6 @@ impl<'a> RowWriter<'a> {
     pub fn rows(&self, start: u64, end: u64, out: &mut Vec<u8>) -> Counts {
         let mut counts = Counts::default();
         for_points(self.space, start, end, |_, cell, vi, _, r| {
-            // A model that returns a non-finite time has failed on this point; it is never a
-            // row marked `ok` with an empty time.
-            let finite;
-            let r = match r {
-                Ok(o) if !o.time_us.is_finite() || o.time_us < 0.0 => {
-                    finite = Err(Error::invalid(
-                        "time",
-                        format!(
-                            "the model's time is {} for this point; an input is out of range",
-                            o.time_us
-                        ),
-                    ));
-                    &finite
-                }
-                _ => r,
-            };
             counts.count(r);
             self.row(cell, vi, r, out);
         });
@@ -294,6 +278,23 @@ fn status(e: &Error) -> &'static str {
     }
 }
 
+/// A model that returns a non-finite, negative or year-long time has failed on this point: it is
+/// an invalid point with a reason, never an `ok` row with an empty time or a best of `inf`.
+fn finite(r: Result<Outcome>) -> Result<Outcome> {
+    match r {
+        Ok(o) if !(o.time_us.is_finite() && (0.0..=crate::model::MAX_TIME_US).contains(&o.time_us)) => {
+            Err(Error::invalid(
+                "time",
+                format!(
+                    "the model's time is {:e} us for this point, which is not a physical answer; an input is out of range",
+                    o.time_us
+                ),
+            ))
+        }
+        r => r,
+    }
+}
+
 /// Calls `visit(index, cell, value_indices, values, outcome)` for points `start..end`, in order, with one
 /// scratch space for the whole range.
 pub fn for_points(
@@ -317,7 +318,7 @@ pub fn for_points(
         params: ParamValues::new(space.axes.iter().map(|a| (a.name.clone(), a.values[0]))),
     };
     for index in start..end {
-        let r = space.cells[cell].evaluator.evaluate(&values, &mut scratch);
+        let r = finite(space.cells[cell].evaluator.evaluate(&values, &mut scratch));
         visit(index, cell, &vi, &values, &r);
         if space.advance(&mut vi) {
             cell += 1;

@@ -18,6 +18,10 @@ pub mod roofline;
 pub mod trace_sim;
 pub mod wu;
 
+/// Longest time a prediction may report: a year, in microseconds. Anything longer comes from an
+/// input out of range (a clock of 1e-300 MHz, 1e308 blocks), not from a kernel.
+pub const MAX_TIME_US: f64 = 3.2e13;
+
 use serde::Serialize;
 
 use crate::workload::Launch;
