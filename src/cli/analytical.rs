@@ -92,7 +92,12 @@ fn render_prediction(p: &Prediction) -> String {
         let _ = writeln!(out, "  {k:<26} {shown}");
     }
     for n in &p.notes {
-        let _ = writeln!(out, "note: {n}");
+        // Warnings (an inputs file overriding the device) keep their own label.
+        if n.starts_with("warning: ") {
+            let _ = writeln!(out, "{n}");
+        } else {
+            let _ = writeln!(out, "note: {n}");
+        }
     }
     out
 }

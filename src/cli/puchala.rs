@@ -108,8 +108,11 @@ pub fn run_predict(args: &PredictArgs, calibration: Option<CalibrationFile>) -> 
     } else {
         w.write_all(sweep_header().as_bytes()).map_err(io)?;
     }
+    let bar = crate::cli::progress::Bar::stderr();
+    kerneltime::progress::Progress::start(&bar, "points", space.len() as u64);
     for (i, params) in space.iter_points().enumerate() {
         let p = predict_at(params)?;
+        kerneltime::progress::Progress::advance(&bar, 1);
         if args.json {
             let text = serde_json::to_string(&p)
                 .map_err(|e| Error::invalid("json", format!("cannot serialize output: {e}")))?;
@@ -120,6 +123,7 @@ pub fn run_predict(args: &PredictArgs, calibration: Option<CalibrationFile>) -> 
             w.write_all(sweep_row(&p).as_bytes()).map_err(io)?;
         }
     }
+    kerneltime::progress::Progress::finish(&bar);
     if args.json {
         w.write_all(b"\n]\n").map_err(io)?;
     }

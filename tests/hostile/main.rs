@@ -541,19 +541,8 @@ fn row12_huge_values_name_the_right_flag() {
     let r = run_in(
         &d,
         &[
-            "predict",
-            "--model",
-            "trace",
-            "--ptx",
-            "big.ptx",
-            "--entry",
-            "k",
-            "--grid",
-            "1",
-            "--block",
-            "32",
-            "--device",
-            "L4",
+            "predict", "--model", "trace", "--ptx", "big.ptx", "--entry", "k", "--grid", "1",
+            "--block", "32", "--device", "L4",
         ],
     );
     assert_exit(&r, 2, "4294967296 bytes of shared memory");

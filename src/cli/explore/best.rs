@@ -40,7 +40,13 @@ pub fn run_best(args: &BestArgs) -> Result<()> {
         .iter()
         .map(|c| Constraint::parse(c, &space))
         .collect::<Result<Vec<_>>>()?;
-    let report = best::search(&space, objective, &args.objective, &constraints)?;
+    let report = best::search_with_progress(
+        &space,
+        objective,
+        &args.objective,
+        &constraints,
+        &crate::cli::progress::Bar::stderr(),
+    )?;
     if args.json {
         return print_json(&report);
     }

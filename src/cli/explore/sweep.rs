@@ -36,6 +36,19 @@ pub struct SweepArgs {
 }
 
 /// Runs `sweep`.
+/// Prints, once each, the warnings of the space's cells: an inputs file whose device fields
+/// override the devices being swept (the same SM count applied to every GPU, for example).
+pub fn warn_overrides(space: &kerneltime::explore::space::Space) {
+    let mut seen = std::collections::BTreeSet::new();
+    for cell in &space.cells {
+        for n in cell.notes.iter().filter(|n| n.starts_with("warning: ")) {
+            if seen.insert(n.as_str()) {
+                eprintln!("{n}");
+            }
+        }
+    }
+}
+
 pub fn run_sweep(args: &SweepArgs) -> Result<()> {
     let (from_name, gzip) = Format::from_path(&args.output);
     let format = match (&args.format, from_name) {
@@ -55,6 +68,7 @@ pub fn run_sweep(args: &SweepArgs) -> Result<()> {
         return Err(Error::invalid("--chunk-points", "must be at least 1"));
     }
     let space = args.space.build()?;
+    warn_overrides(&space);
     let opts = SweepOptions {
         format,
         gzip,

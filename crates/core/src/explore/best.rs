@@ -276,6 +276,23 @@ pub fn search(
     objective_name: &str,
     constraints: &[Constraint],
 ) -> Result<BestReport> {
+    search_with_progress(
+        space,
+        objective,
+        objective_name,
+        constraints,
+        &crate::progress::Quiet,
+    )
+}
+
+/// [`search`] reporting the points evaluated to `progress`.
+pub fn search_with_progress(
+    space: &Space,
+    objective: Objective,
+    objective_name: &str,
+    constraints: &[Constraint],
+    progress: &dyn crate::progress::Progress,
+) -> Result<BestReport> {
     let n_models = space.models.len();
     let model_of: Vec<usize> = space
         .cells
@@ -288,8 +305,9 @@ pub fn search(
         admissible: vec![0; n_models],
         unknown: vec![0; n_models],
     };
-    let acc = sweep::fold(
+    let acc = sweep::fold_with_progress(
         space,
+        progress,
         identity,
         |acc, index, cell, values, r| {
             let Ok(o) = r else { return };

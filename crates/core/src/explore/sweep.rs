@@ -337,14 +337,29 @@ pub fn fold<A: Send>(
     visit: impl Fn(&mut A, u64, usize, &[f64], &Result<Outcome>) + Sync + Send,
     merge: impl Fn(A, A) -> A + Sync + Send,
 ) -> A {
-    sub_chunks(0, space.len())
+    fold_with_progress(space, &crate::progress::Quiet, identity, visit, merge)
+}
+
+/// [`fold`] reporting the points done to `progress` (one stage of `points`).
+pub fn fold_with_progress<A: Send>(
+    space: &Space,
+    progress: &dyn Progress,
+    identity: impl Fn() -> A + Sync + Send,
+    visit: impl Fn(&mut A, u64, usize, &[f64], &Result<Outcome>) + Sync + Send,
+    merge: impl Fn(A, A) -> A + Sync + Send,
+) -> A {
+    progress.start("points", space.len());
+    let acc = sub_chunks(0, space.len())
         .into_par_iter()
         .map(|(a, b)| {
             let mut acc = identity();
             for_points(space, a, b, |i, c, _, v, r| visit(&mut acc, i, c, v, r));
+            progress.advance(b - a);
             acc
         })
-        .reduce(&identity, &merge)
+        .reduce(&identity, &merge);
+    progress.finish();
+    acc
 }
 
 fn sub_chunks(start: u64, end: u64) -> Vec<(u64, u64)> {

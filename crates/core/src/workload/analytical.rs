@@ -612,6 +612,23 @@ impl<'a> Filler<'a> {
         from: impl FnOnce(&Device) -> Option<(f64, String)>,
     ) -> Result<f64> {
         if let Some(v) = value {
+            // The file's value wins; when a device was chosen too and disagrees, say so loudly:
+            // the same file swept over several GPUs would otherwise give them all its value.
+            // (The clock is the exception: the models convert cycles with the device's clock and
+            // say so in a note of their own.)
+            let clock = name.starts_with("freq_");
+            if let Some((w, what)) = self
+                .device
+                .filter(|_| !clock)
+                .and_then(|d| from(d).map(|x| (d, x)))
+                .map(|(d, (w, what))| (w, format!("{}'s {w} ({what})", d.name)))
+            {
+                if (v - w).abs() > 1e-9 * v.abs().max(w.abs()) {
+                    self.notes.push(format!(
+                        "warning: the inputs file's {name} = {v} overrides {what}; remove it from the file to use the device's value"
+                    ));
+                }
+            }
             return Ok(v);
         }
         match self.device {
