@@ -125,6 +125,16 @@ impl CompileCache {
         let bytes = serde_json::to_vec(&entry).map_err(|e| {
             crate::error::Error::invalid("compile cache", format!("cannot serialize: {e}"))
         })?;
+        // The cache's own directory is kerneltime's to create (the user named it, or it is the
+        // default cache location).
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| {
+                crate::error::Error::io(
+                    format!("cannot create the compile cache {}", dir.display()),
+                    e,
+                )
+            })?;
+        }
         crate::error::write_atomic(&path, &bytes)?;
         Ok((entry.outcome, false))
     }

@@ -295,6 +295,8 @@ fn cached(cache: &Path, key: &str) -> Option<(String, String)> {
 
 fn store(cache: &Path, key: &str, ptx: &str, log: &str) -> std::result::Result<(), String> {
     // The log first: a PTX file without its log is never taken for a cache hit.
+    std::fs::create_dir_all(cache)
+        .map_err(|e| format!("cannot create {}: {e}", cache.display()))?;
     crate::error::write_atomic(&cache.join(format!("{key}.log")), log.as_bytes())
         .and_then(|_| crate::error::write_atomic(&cache.join(format!("{key}.ptx")), ptx.as_bytes()))
         .map_err(|e| e.to_string())
