@@ -75,7 +75,14 @@ fn assert_exit(r: &Run, code: i32, needle: &str) {
         r.stderr
     );
     if code != 0 {
-        assert_eq!(r.stderr.lines().count(), 1, "one line: {}", r.stderr);
+        // Warnings may come first; the error itself is one line, the last.
+        let errors: Vec<&str> = r
+            .stderr
+            .lines()
+            .filter(|l| l.starts_with("error:"))
+            .collect();
+        assert_eq!(errors.len(), 1, "one error line: {}", r.stderr);
+        assert!(r.stderr.trim_end().ends_with(errors[0]), "{}", r.stderr);
         assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
     }
 }

@@ -621,7 +621,11 @@ impl<'a> Filler<'a> {
                 .device
                 .filter(|_| !clock)
                 .and_then(|d| from(d).map(|x| (d, x)))
-                .map(|(d, (w, what))| (w, format!("{}'s {w} ({what})", d.name)))
+                .map(|(d, (w, what))| {
+                    // The field the value comes from, without its (long) source.
+                    let field = what.split([';', ',']).next().unwrap_or(&what);
+                    (w, format!("{}'s {w} ({field})", d.name))
+                })
             {
                 if (v - w).abs() > 1e-9 * v.abs().max(w.abs()) {
                     self.notes.push(format!(
