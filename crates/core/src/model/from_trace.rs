@@ -490,7 +490,7 @@ pub fn figures(device: &Device, em: Arc<Emulation>, req: &PtxRequest) -> Result<
         }
     };
     let from_report = req.resources.as_ref().and_then(|r| r.shared_bytes);
-    let static_shared = from_report.map_or(em.shared_bytes_static as u64, |b| b);
+    let static_shared = from_report.map_or(em.shared_bytes_static, |b| b);
     let total_shared = static_shared.saturating_add(u64::from(req.dynamic_shared_bytes));
     let max_shared = crate::device::occupancy::max_shared_memory_per_block_bytes(
         device.compute_capability,

@@ -493,7 +493,7 @@ impl Context<'_> {
                     registers_per_thread: u32::try_from(r.registers.unwrap_or(0))
                         .unwrap_or(u32::MAX),
                     shared_memory_per_block_bytes: u32::try_from(
-                        r.shared_bytes.unwrap_or(u64::from(dynamic_shared)),
+                        r.shared_bytes.unwrap_or(dynamic_shared),
                     )
                     .unwrap_or(u32::MAX),
                 };
