@@ -11,7 +11,9 @@ use crate::cli::charts;
 use crate::cli::print_json;
 use crate::cli::units::time_us;
 use kerneltime::error::{write_atomic, Result};
-use kerneltime::explore::compare::{compare_kernels, rank_devices, KernelComparison, Ranking};
+use kerneltime::explore::compare::{
+    compare_kernels_with_progress, rank_devices, KernelComparison, Ranking,
+};
 
 /// `kerneltime compare`.
 #[derive(Debug, Args)]
@@ -85,7 +87,7 @@ pub fn run_compare(args: &CompareArgs) -> Result<()> {
         return Ok(());
     }
     let space = args.space.build()?;
-    let cmp = compare_kernels(&space)?;
+    let cmp = compare_kernels_with_progress(&space, &crate::cli::progress::Bar::stderr())?;
     let mut charts = Vec::new();
     if let Some(dir) = &args.out {
         kerneltime::error::create_output_dir(dir)?;

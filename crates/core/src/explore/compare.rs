@@ -56,6 +56,14 @@ pub struct Ranking {
 
 /// Two kernels (or two inputs files) of one model, point by point.
 pub fn compare_kernels(space: &Space) -> Result<KernelComparison> {
+    compare_kernels_with_progress(space, &crate::progress::Quiet)
+}
+
+/// [`compare_kernels`] reporting the points evaluated to `progress`.
+pub fn compare_kernels_with_progress(
+    space: &Space,
+    progress: &dyn crate::progress::Progress,
+) -> Result<KernelComparison> {
     if space.models.len() != 1 {
         return Err(Error::invalid(
             "model",
@@ -77,8 +85,9 @@ pub fn compare_kernels(space: &Space) -> Result<KernelComparison> {
             ),
         ));
     }
-    let outcomes = sweep::fold(
+    let outcomes = sweep::fold_with_progress(
         space,
+        progress,
         Vec::new,
         |acc: &mut Vec<(u64, Option<f64>)>, i, _, _, r| {
             acc.push((i, r.as_ref().ok().map(|o| o.time_us)));
