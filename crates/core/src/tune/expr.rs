@@ -427,7 +427,13 @@ const KEYWORDS: &[&str] = &[
 struct Parser {
     toks: Vec<Token>,
     at: usize,
+    /// Nesting depth of the recursive descent (parentheses, unary operators, `not`).
+    depth: usize,
 }
+
+/// Deepest nesting an expression may have: the published specs nest a handful of levels; a
+/// bound keeps a hostile `((((...` from overflowing the stack.
+const MAX_NESTING: usize = 64;
 
 impl Parser {
     fn peek(&self) -> &Tok {
@@ -534,11 +540,27 @@ impl Parser {
         Ok(Node::And(items))
     }
 
-    fn not_expr(&mut self) -> EResult<Node> {
-        if self.eat_kw("not") {
-            return Ok(Node::Not(Box::new(self.not_expr()?)));
+    /// Runs `f` one nesting level deeper, or fails past [`MAX_NESTING`].
+    fn nested<T>(&mut self, f: impl FnOnce(&mut Self) -> EResult<T>) -> EResult<T> {
+        if self.depth >= MAX_NESTING {
+            return Err(ExprError {
+                column: self.column(),
+                message: format!("the expression nests more than {MAX_NESTING} levels deep"),
+            });
         }
-        self.comparison()
+        self.depth += 1;
+        let r = f(self);
+        self.depth -= 1;
+        r
+    }
+
+    fn not_expr(&mut self) -> EResult<Node> {
+        self.nested(|p| {
+            if p.eat_kw("not") {
+                return Ok(Node::Not(Box::new(p.not_expr()?)));
+            }
+            p.comparison()
+        })
     }
 
     fn cmp_op(&mut self) -> EResult<Option<(CmpOp, usize)>> {
@@ -632,6 +654,10 @@ impl Parser {
     }
 
     fn factor(&mut self) -> EResult<Node> {
+        self.nested(Self::factor_inner)
+    }
+
+    fn factor_inner(&mut self) -> EResult<Node> {
         let column = self.column();
         let op = if self.eat_op("-") {
             Some(UnOp::Neg)
@@ -976,7 +1002,11 @@ impl Expr {
     /// Parses `text` with `names` as the only free names (slot k is `names[k]`).
     pub fn compile(text: &str, names: &[&str]) -> EResult<Expr> {
         let toks = lex(text)?;
-        let mut p = Parser { toks, at: 0 };
+        let mut p = Parser {
+            toks,
+            at: 0,
+            depth: 0,
+        };
         let mut root = p.expr()?;
         if p.peek() != &Tok::End {
             return Err(p.expected("an operator or the end of the expression"));
@@ -1630,6 +1660,20 @@ mod tests {
     fn ints(v: &[i64]) -> Value {
         Value::List(v.iter().map(|&i| Value::Int(i)).collect())
     }
+    #[test]
+    fn deep_nesting_is_an_error_not_a_stack_overflow() {
+        let deep = format!("{}1{}", "(".repeat(100_000), ")".repeat(100_000));
+        assert!(err(&deep).message.contains("nests more than 64 levels"));
+        assert!(err(&"-".repeat(100_000))
+            .message
+            .contains("nests more than"));
+        assert!(err(&"not ".repeat(100_000))
+            .message
+            .contains("nests more than"));
+        let fine = format!("{}1{}", "(".repeat(20), ")".repeat(20));
+        assert_eq!(Expr::eval_constant(&fine).unwrap(), Value::Int(1));
+    }
+
     fn err(text: &str) -> ExprError {
         match Expr::eval_constant(text) {
             Ok(v) => panic!("{text} gave {v}, expected an error"),
