@@ -87,6 +87,20 @@ fn assert_exit(r: &Run, code: i32, needle: &str) {
     }
 }
 
+/// `text` with every line whose first word starts with `key` replaced by `line`.
+fn with_line(text: &str, key: &str, line: &str) -> String {
+    text.lines()
+        .map(|l| {
+            if l.trim_start().starts_with(key) {
+                line
+            } else {
+                l
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 fn fixture(rel: &str) -> String {
     format!("{ROOT}/{rel}")
 }
@@ -342,17 +356,7 @@ fn row07_registers_without_percent() {
 fn row08_finite_answers_only() {
     let d = dir("finite");
     let wu = std::fs::read_to_string(fixture(WU)).unwrap();
-    let huge: String = wu
-        .lines()
-        .map(|l| {
-            if l.trim_start().starts_with("n_b") {
-                "n_b = 1e308".to_string()
-            } else {
-                l.to_string()
-            }
-        })
-        .collect::<Vec<_>>()
-        .join("\n");
+    let huge = with_line(&wu, "n_b", "n_b = 1e308");
     std::fs::write(d.join("huge.toml"), huge).unwrap();
     let r = run_in(
         &d,
@@ -370,17 +374,7 @@ fn row08_finite_answers_only() {
     assert!(r.stderr.contains("n_blocks"), "{}", r.stderr);
 
     let k40 = std::fs::read_to_string(fixture("data/devices/tesla-k40.toml")).unwrap();
-    let slow: String = k40
-        .lines()
-        .map(|l| {
-            if l.starts_with("boost_clock_mhz") {
-                "boost_clock_mhz = 1e-300".to_string()
-            } else {
-                l.to_string()
-            }
-        })
-        .collect::<Vec<_>>()
-        .join("\n");
+    let slow = with_line(&k40, "boost_clock_mhz", "boost_clock_mhz = 1e-300");
     std::fs::write(d.join("slow.toml"), slow).unwrap();
     let r = run_in(&d, &["device", "check", "slow.toml"]);
     assert_exit(&r, 2, "boost_clock_mhz");
@@ -449,17 +443,7 @@ fn row09_analyze_memory_is_linear() {
 fn row10_control_characters_are_escaped() {
     let d = dir("ansi");
     let k40 = std::fs::read_to_string(fixture("data/devices/tesla-k40.toml")).unwrap();
-    let evil: String = k40
-        .lines()
-        .map(|l| {
-            if l.starts_with("name") {
-                "name = \"Evil\\u001b[31mRED\\nline2\"".to_string()
-            } else {
-                l.to_string()
-            }
-        })
-        .collect::<Vec<_>>()
-        .join("\n");
+    let evil = with_line(&k40, "name", "name = \"Evil\\u001b[31mRED\\nline2\"");
     std::fs::write(d.join("evil.toml"), evil).unwrap();
     for args in [
         vec!["device", "check", "evil.toml"],

@@ -424,7 +424,7 @@ pub fn predict_source(
 /// the breakdown values that are themselves non-finite or absurd (the inputs that caused it).
 fn finite_answer(p: &Prediction) -> Result<()> {
     let t = p.time_us;
-    if t.is_finite() && (0.0..=crate::model::MAX_TIME_US).contains(&t) {
+    if crate::model::is_physical_time_us(t) {
         return Ok(());
     }
     let mut suspects: Vec<String> = p

@@ -282,7 +282,7 @@ fn status(e: &Error) -> &'static str {
 /// an invalid point with a reason, never an `ok` row with an empty time or a best of `inf`.
 fn finite(r: Result<Outcome>) -> Result<Outcome> {
     match r {
-        Ok(o) if !(o.time_us.is_finite() && (0.0..=crate::model::MAX_TIME_US).contains(&o.time_us)) => {
+        Ok(o) if !crate::model::is_physical_time_us(o.time_us) => {
             Err(Error::invalid(
                 "time",
                 format!(

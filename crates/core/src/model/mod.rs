@@ -22,6 +22,11 @@ pub mod wu;
 /// input out of range (a clock of 1e-300 MHz, 1e308 blocks), not from a kernel.
 pub const MAX_TIME_US: f64 = 3.2e13;
 
+/// Whether a time is a physical answer: finite, not negative, at most [`MAX_TIME_US`].
+pub fn is_physical_time_us(t: f64) -> bool {
+    t.is_finite() && (0.0..=MAX_TIME_US).contains(&t)
+}
+
 use serde::Serialize;
 
 use crate::workload::Launch;
