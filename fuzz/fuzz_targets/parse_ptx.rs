@@ -1,7 +1,8 @@
 //! Fuzz target: any bytes through the whole PTX frontend (parse, CFG, loops, classes, kernel
 //! program), the streamed analysis of `kerneltime analyze --json`, and the warp emulator on a
 //! one-warp launch (calls, vector operands, textures and parameter space included) with a small
-//! step budget. Run with
+//! step budget (4,000 warp instructions per warp, 16,000 per launch: a looping input costs
+//! milliseconds, so 10 M executions fit in hours rather than days). Run with
 //! `cargo +nightly fuzz run parse_ptx fuzz/corpus/parse_ptx tests/fixtures/ptx tests/fixtures/ptx/shapes -- -runs=10000000`
 //! (seed corpus: the fixtures, including the shapes of public PTX in `tests/fixtures/ptx/shapes`).
 #![no_main]
@@ -24,11 +25,12 @@ fuzz_target!(|data: &[u8]| {
     let mut json = JsonEntries::new(std::io::sink());
     let _ = analyze_each(&text_of(data), None, durations, &[], |e| json.entry(&e));
     let launch = LaunchDims {
-        grid: [2, 1, 1],
+        grid: [1, 1, 1],
         block: [32, 1, 1],
     };
     let opts = Options {
-        step_budget: 20_000,
+        step_budget: 4_000,
+        launch_budget: 16_000,
         ..Options::default()
     };
     for f in module.entries().take(4) {
