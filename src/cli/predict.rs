@@ -16,8 +16,9 @@ use kerneltime::{Kernel, ModelId, Options, Prediction};
 #[derive(Debug, Args)]
 pub struct PredictArgs {
     /// The model, or `all` (every model that reads a PTX launch, with the band between them).
+    /// Optional with `--ptx`: every model, headed by the recommended answer.
     #[arg(long, long_help = model_help())]
-    pub model: String,
+    pub model: Option<String>,
     #[command(flatten)]
     pub device: DeviceSelection,
 
@@ -123,7 +124,7 @@ pub struct PredictArgs {
 fn model_help() -> String {
     format!(
         "The model, or `all` (every model that reads a PTX launch, side by side with the band \
-         between them). Models:\n{}",
+         between them and the recommended answer). With --ptx and no --model: `all`. Models:\n{}",
         ModelId::help()
     )
 }
@@ -133,15 +134,27 @@ pub fn run(args: &PredictArgs) -> Result<()> {
         Some(path) => Some(load_calibration(path)?),
         None => None,
     };
-    if args.model.trim() == "all" {
+    let model = match &args.model {
+        Some(m) => m.trim(),
+        None if args.ptx.is_some() => "all",
+        None => {
+            return Err(Error::missing(
+                "--model",
+                format!(
+                    "predict needs --model MODEL ({}), or --ptx for every model with the recommended answer",
+                    ModelId::names()
+                ),
+            ))
+        }
+    };
+    if model == "all" {
         return super::ptx_predict::run(None, args, calibration);
     }
-    let id: ModelId = args.model.parse().map_err(|_| {
+    let id: ModelId = model.parse().map_err(|_| {
         Error::invalid(
             "--model",
             format!(
-                "unknown model `{}`; known models: {}, all",
-                args.model,
+                "unknown model `{model}`; known models: {}, all",
                 ModelId::names()
             ),
         )

@@ -1,6 +1,7 @@
 //! `predict --ptx FILE --entry NAME --grid .. --block .. [--arg ..] [--resources LOG]`: the
-//! `trace` model and every other model from the same emulated kernel (`--model all` shows them
-//! side by side with the spread between them as an uncertainty band).
+//! `trace` model and every other model from the same emulated kernel (`--model all`, or no
+//! `--model`, shows them side by side with the spread between them as an uncertainty band,
+//! headed by the recommended answer).
 //!
 //! Reads flags and files, prints; the work is `emulate` and `model::from_trace`.
 
@@ -140,6 +141,9 @@ pub fn run(
         "{} on {}: grid {:?}, block {:?}",
         report.entry, report.device, report.launch.grid, report.launch.block
     );
+    if let Some(r) = &report.recommended {
+        println!("  recommended {}  ({})", time_us(r.time_us), r.why);
+    }
     for p in &report.predictions {
         println!("  {:<10} {:>14}", p.model, time_us(p.time_us));
     }

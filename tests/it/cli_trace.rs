@@ -231,7 +231,10 @@ fn every_model_side_by_side_with_a_band() {
     let v = dwt_matrix_every_model("GTX 1070 (puchala2022)");
     let preds = v["predictions"].as_array().unwrap();
     let names: Vec<&str> = preds.iter().map(|p| p["model"].as_str().unwrap()).collect();
-    assert_eq!(names, vec!["trace", "mwp-cwp", "hong-kim", "wu", "puchala"]);
+    assert_eq!(
+        names,
+        vec!["trace", "mwp-cwp", "hong-kim", "wu", "puchala", "roofline"]
+    );
     let times: Vec<f64> = preds
         .iter()
         .map(|p| p["time_us"].as_f64().unwrap())
@@ -239,7 +242,7 @@ fn every_model_side_by_side_with_a_band() {
     let band = &v["band"];
     let min = times.iter().copied().fold(f64::INFINITY, f64::min);
     let max = times.iter().copied().fold(0.0, f64::max);
-    let geo = (times.iter().map(|t| t.ln()).sum::<f64>() / 5.0).exp();
+    let geo = (times.iter().map(|t| t.ln()).sum::<f64>() / times.len() as f64).exp();
     assert!((band["min_us"].as_f64().unwrap() - min).abs() < 1e-9);
     assert!((band["max_us"].as_f64().unwrap() - max).abs() < 1e-9);
     assert!((band["geometric_mean_us"].as_f64().unwrap() - geo).abs() < 1e-9);
@@ -518,4 +521,99 @@ fn every_model_is_held_to_one_physical_bound_and_puchala_runs_without_a_profile(
             assert!(!violations.contains(&name), "{name}");
         }
     }
+}
+
+#[test]
+fn predict_ptx_without_a_model_recommends_one_and_the_roofline_reads_the_emulation() {
+    // saxpy over n = 2^20 floats: every thread loads x[i] and y[i] and stores y[i] with one
+    // fma. By hand: DRAM moves x and y in and y back out, 3 x 4 bytes per element; the fp32
+    // work is one FMA (2 flops) per element.
+    let n = 1u64 << 20;
+    let ptx = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/saxpy.ptx");
+    let v = json(&[
+        "predict",
+        "--ptx",
+        ptx,
+        "--entry",
+        "saxpy",
+        "--grid",
+        "4096",
+        "--block",
+        "256",
+        "--arg",
+        "0=1048576",
+        "--arg",
+        "1=2.0",
+        "--device",
+        "L4",
+        "--json",
+    ]);
+    let bound = &v["bound"];
+    assert_eq!(
+        bound["dram_bytes"].as_f64().unwrap(),
+        (12 * n) as f64,
+        "{bound}"
+    );
+    let roofline = v["predictions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["model"] == "roofline")
+        .unwrap_or_else(|| panic!("roofline did not run: {}", v["errors"]));
+    let b = &roofline["breakdown"];
+    assert_eq!(b["dram_bytes"].as_f64().unwrap(), (12 * n) as f64, "{b}");
+    assert_eq!(b["flops"].as_f64().unwrap(), (2 * n) as f64, "{b}");
+    // 12 MiB at the L4's 300 GB/s peak, plus its 1.6 us launch overhead.
+    let expect = (12 * n) as f64 / 300e3 + 1.6;
+    assert!(
+        (roofline["time_us"].as_f64().unwrap() - expect).abs() < 1e-6,
+        "{roofline}"
+    );
+    // The recommended answer: the trace model, never below the launch's bound.
+    let r = &v["recommended"];
+    assert_eq!(r["model"], "trace", "{r}");
+    let trace = v["predictions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["model"] == "trace")
+        .unwrap();
+    let t = r["time_us"].as_f64().unwrap();
+    let bound_us = bound["bound_us"].as_f64().unwrap();
+    assert_eq!(t, trace["time_us"].as_f64().unwrap().max(bound_us), "{r}");
+    assert_eq!(
+        r["raised_to_bound"],
+        trace["time_us"].as_f64().unwrap() < bound_us
+    );
+    // The text output heads the models with it.
+    let (code, out, err) = run(&[
+        "predict",
+        "--ptx",
+        ptx,
+        "--entry",
+        "saxpy",
+        "--grid",
+        "4096",
+        "--block",
+        "256",
+        "--arg",
+        "0=1048576",
+        "--arg",
+        "1=2.0",
+        "--device",
+        "L4",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.lines()
+            .nth(1)
+            .unwrap()
+            .trim_start()
+            .starts_with("recommended"),
+        "{out}"
+    );
+    // Without --ptx a model is still needed, and the message says so in one line.
+    let (code, out, err) = run(&["predict", "--device", "L4"]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(err.contains("--model") && err.contains("--ptx"), "{err}");
 }

@@ -358,11 +358,11 @@ fn bad_suite_files_exit_2_naming_the_case_and_the_field() {
         "--suite",
         ok.to_str().unwrap(),
         "--model",
-        "roofline",
+        "lslag",
     ]);
     assert_eq!(code, 2);
     assert!(
-        stderr.contains("--model: `roofline` cannot run on a suite"),
+        stderr.contains("--model: `lslag` cannot run on a suite"),
         "{stderr}"
     );
     // --suite and --measurements are alternatives.

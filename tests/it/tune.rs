@@ -489,7 +489,7 @@ fn mistakes_are_one_line_errors_with_exit_code_2() {
                 "--device".into(),
                 "RTX 2080 Ti".into(),
                 "--model".into(),
-                "roofline".into(),
+                "lslag".into(),
             ],
             "--model",
         ),

@@ -223,7 +223,60 @@ pub struct ModelsReport {
     /// The models whose time fell below `bound` (each says so in its notes).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub bound_violations: Vec<ModelId>,
+    /// The one number to trust when one is wanted ([`Recommended::pick`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recommended: Option<Recommended>,
     pub notes: Vec<String>,
+}
+
+/// The recommended answer among several models' predictions of one PTX launch.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Recommended {
+    pub model: ModelId,
+    pub time_us: f64,
+    /// Whether the model's time was below the launch's physical bound and was raised to it.
+    pub raised_to_bound: bool,
+    pub why: String,
+}
+
+impl Recommended {
+    /// Models in the order they are trusted uncalibrated, from the project's accuracy harness
+    /// (README, "Accuracy"): the trace model has the smallest median error on the development
+    /// suites; the analytical models from the same traces come next, the roofline last.
+    pub const ORDER: [ModelId; 6] = [
+        ModelId::Trace,
+        ModelId::MwpCwp,
+        ModelId::HongKim,
+        ModelId::Wu,
+        ModelId::Puchala,
+        ModelId::Roofline,
+    ];
+
+    /// The first model of [`Self::ORDER`] that ran, held to the launch's bound: no launch is
+    /// faster than its compulsory traffic, issue and launch overhead, so a time below the bound
+    /// is raised to it.
+    pub fn pick(predictions: &[Prediction], bound: &LowerBound) -> Option<Recommended> {
+        let p = Self::ORDER
+            .iter()
+            .find_map(|m| predictions.iter().find(|p| p.model == *m))?;
+        let raised = p.time_us + 1e-9 < bound.bound_us;
+        let mut why = format!(
+            "{}: the most accurate uncalibrated model that ran on this launch, by the accuracy harness",
+            p.model
+        );
+        if raised {
+            why.push_str(&format!(
+                "; raised from {:.3} us to the launch's physical bound ({})",
+                p.time_us, bound.binding
+            ));
+        }
+        Some(Recommended {
+            model: p.model,
+            time_us: p.time_us.max(bound.bound_us),
+            raised_to_bound: raised,
+            why,
+        })
+    }
 }
 
 /// Predicts a kernel's time on a device with one model.
@@ -301,6 +354,9 @@ pub fn predict_models(
         }
     }
     let band = Band::of(predictions.iter().map(|p| p.time_us));
+    let recommended = (models.len() > 1)
+        .then(|| Recommended::pick(&predictions, &bound))
+        .flatten();
     Ok(ModelsReport {
         entry: f.emulation.entry.clone(),
         device: device.name.clone(),
@@ -311,6 +367,7 @@ pub fn predict_models(
         band,
         bound,
         bound_violations,
+        recommended,
         notes: f.notes.clone(),
     })
 }

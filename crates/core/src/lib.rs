@@ -32,7 +32,7 @@ pub mod workload;
 
 pub use api::{
     calibrate, evaluate, predict, predict_all, predict_models, sweep, Band, Kernel, ModelError,
-    ModelsReport, Options, PtxLaunch,
+    ModelsReport, Options, PtxLaunch, Recommended,
 };
 pub use error::{Error, Result};
 pub use model::{ModelId, Prediction};

@@ -5,7 +5,7 @@
 //! one address atomically faster than the L2 serialises same-address atomics, or finishes
 //! before the launch overhead has passed.
 //!
-//! [`lower_bound`] computes them from an emulation alone (compulsory traffic: every distinct
+//! [`lower_bound`] computes them from an emulation alone ([`launch_work`] is its totals) (compulsory traffic: every distinct
 //! sector the sampled blocks touch, once); [`LowerBound::of`] from figures a model already has
 //! (the trace model's own DRAM and L2 traffic). A model whose time falls below the bound says
 //! so in its notes.
@@ -52,6 +52,9 @@ pub struct Work {
     pub unit_cycles_sm: f64,
     /// The most lanes of the launch that update one global address atomically.
     pub hot_atomic_lanes: f64,
+    /// fp32 lane operations of the whole launch (32 per fp32 warp instruction), what the
+    /// roofline's compute side counts from an emulation.
+    pub fp32_lane_ops: f64,
 }
 
 impl LowerBound {
@@ -160,19 +163,28 @@ pub fn hot_atomic_lanes(em: &Emulation) -> f64 {
 }
 
 /// The bounds of a launch from its emulation: compulsory DRAM traffic (each distinct sector the
-/// sampled blocks touch once: a sector only one sampled block touches stands for the blocks
+/// sampled blocks read once and each distinct sector they write once: a sector only one sampled block touches stands for the blocks
 /// that block represents, one several blocks touch is counted once), L2 traffic (the requests
 /// the L1 does not cache, plus the compulsory sectors of those it does), the instruction mix,
 /// atomics and the launch overhead.
 pub fn lower_bound(device: &Device, em: &Emulation, lat: &Latencies) -> LowerBound {
+    LowerBound::of(device, lat, &launch_work(em, lat))
+}
+
+/// What an emulated launch does in total (the sampled blocks weighted by the blocks each
+/// represents): compulsory DRAM bytes, L2 bytes, warp instructions, the busiest unit's cycles,
+/// same-address atomic lanes and fp32 lane operations.
+pub fn launch_work(em: &Emulation, lat: &Latencies) -> Work {
     let weight: HashMap<u64, f64> = em
         .sampled_blocks
         .iter()
         .filter(|b| b.represents > 0)
         .map(|b| (b.linear, b.represents as f64))
         .collect();
-    // sector -> (first block, touched by several)
-    let mut sectors: HashMap<u64, (u64, bool)> = HashMap::new();
+    // sector -> (first block, touched by several), for sectors read and sectors written: a
+    // sector a kernel loads and then stores crosses the DRAM bus twice (read, then the dirty
+    // sector written back), one it only stores once (a whole-sector write needs no fetch).
+    let mut sectors: [HashMap<u64, (u64, bool)>; 2] = [HashMap::new(), HashMap::new()];
     let mut w = Work::default();
     let mut unit_cycles: HashMap<LatencyClass, f64> = HashMap::new();
     let policy = crate::memory::cache::L1Policy {
@@ -187,6 +199,9 @@ pub fn lower_bound(device: &Device, em: &Emulation, lat: &Latencies) -> LowerBou
         let r = weight[&t.block_linear];
         w.warp_instructions += r * t.ops.len() as f64;
         for op in &t.ops {
+            if op.latency == LatencyClass::Fp32 {
+                w.fp32_lane_ops += r * 32.0;
+            }
             if let Some(rate) = unit_rate(lat, op.latency) {
                 *unit_cycles.entry(op.latency).or_default() += r * 32.0 / rate.max(1e-9);
             }
@@ -203,8 +218,9 @@ pub fn lower_bound(device: &Device, em: &Emulation, lat: &Latencies) -> LowerBou
             if a.atomic != Atomic::No || a.space == MemSpace::Local {
                 continue;
             }
+            let touched = &mut sectors[usize::from(a.store)];
             for &s in &t.sector_ids[a.sector_start as usize..a.sector_end as usize] {
-                let e = sectors.entry(s).or_insert((t.block_linear, false));
+                let e = touched.entry(s).or_insert((t.block_linear, false));
                 if e.0 != t.block_linear {
                     e.1 = true;
                 }
@@ -213,11 +229,12 @@ pub fn lower_bound(device: &Device, em: &Emulation, lat: &Latencies) -> LowerBou
     }
     w.dram_bytes = 32.0
         * sectors
-            .values()
+            .iter()
+            .flat_map(|m| m.values())
             .map(|(b, shared)| if *shared { 1.0 } else { weight[b] })
             .sum::<f64>();
     w.l2_bytes += w.dram_bytes;
     w.unit_cycles_sm = unit_cycles.values().copied().fold(0.0, f64::max);
     w.hot_atomic_lanes = hot_atomic_lanes(em);
-    LowerBound::of(device, lat, &w)
+    w
 }

@@ -73,6 +73,7 @@ impl ModelId {
             ModelId::HongKim,
             ModelId::Wu,
             ModelId::Puchala,
+            ModelId::Roofline,
         ]
         .into_iter()
     }

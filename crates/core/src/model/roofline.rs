@@ -220,7 +220,7 @@ impl Model for Roofline {
         "baseline: max(compute, memory) + launch overhead"
     }
     fn takes(&self) -> &'static str {
-        "flops and DRAM bytes (an inputs file with `flops` and `dram_bytes`) or profiler counters"
+        "flops and DRAM bytes (an inputs file with `flops` and `dram_bytes`), profiler counters, or a PTX launch (its emulated fp32 work and compulsory DRAM bytes)"
     }
     fn params(&self) -> &'static [ParamSpec] {
         PARAMS
@@ -236,6 +236,19 @@ impl Model for Roofline {
                 Vec::new(),
             )),
             Source::Counters(c) => Ok((Inputs::Roofline(c.roofline), Vec::new())),
+            Source::Ptx(f) => {
+                let w = crate::model::bounds::launch_work(&f.emulation, &f.latencies.values);
+                let i = RooflineInputs {
+                    flops: 2.0 * w.fp32_lane_ops,
+                    dram_bytes: w.dram_bytes,
+                    launch_overhead_us: None,
+                };
+                let note = format!(
+                    "roofline from the emulation: {:.4e} flops (each fp32 lane operation counted as an FMA, 2 flops, so the compute side is the fp32 units' time; fp64, integer and special-function work is not on it) and {:.4e} DRAM bytes (each distinct sector the sampled blocks read, and each they write, once)",
+                    i.flops, i.dram_bytes
+                );
+                Ok((Inputs::Roofline(i), vec![note]))
+            }
             _ => Err(self.cannot_read(source)),
         }
     }
