@@ -71,7 +71,7 @@ pub const DEFINITIONS: [(&str, &str); 6] = [
     ),
     (
         "CV MAPE %",
-        "calibrated runs only: the grouped k-fold cross-validated MAPE the calibration file recorded (rows of held-out problem points, mean of |t_pred - t_meas| / t_meas over them), averaged over the calibration groups fitted on this device alone; - when a group covers several devices or has no cross-validation. A MAPE of the calibration's rows, not of this table's.",
+        "calibrated runs only: the grouped k-fold cross-validated MAPE recorded in the calibration file (mean |t_pred - t_meas| / t_meas over held-out problem points), averaged over the calibration groups fitted on this device alone; - when a group spans several devices or was not cross-validated. It measures the calibration's own rows, not this table's.",
     ),
     (
         "best",
@@ -80,7 +80,7 @@ pub const DEFINITIONS: [(&str, &str); 6] = [
 ];
 
 /// The aggregate table for a terminal: sorted by device then MAPE, the best per device
-/// marked, then the comparisons and the rows left out.
+/// marked, the column definitions, the rows left out, then the comparisons.
 pub fn table(e: &Evaluation) -> String {
     let mut s = String::new();
     let _ = writeln!(
@@ -103,10 +103,14 @@ pub fn table(e: &Evaluation) -> String {
             if r.best { "* best" } else { "" }
         );
     }
-    let _ = writeln!(
-        s,
-        "MAPE: eq 19, mean over kernels of each kernel's mean |t_pred - t_meas| / t_meas; max: largest row error; tau: Kendall tau-b over all rows; CV MAPE: the calibration's cross-validated MAPE (calibrated runs); best: lowest MAPE among the runs with the most rows on the device."
-    );
+    s.push_str(concat!(
+        "MAPE: eq 19, the mean over kernels of each kernel's mean |t_pred - t_meas| / t_meas; ",
+        "max: the largest error of one row;\n",
+        "tau: Kendall tau-b over all rows of the device; CV MAPE: the calibration's ",
+        "cross-validated MAPE (calibrated runs);\n",
+        "best: the lowest MAPE among the runs that predicted the most rows on the device.\n\n",
+    ));
+    s.push_str(&left_out_text(e));
     if !e.comparisons.is_empty() {
         let _ = writeln!(s, "\ncomparisons (eq 21-22): mean / max error of t_A / t_B");
         for c in &e.comparisons {
@@ -123,8 +127,6 @@ pub fn table(e: &Evaluation) -> String {
             );
         }
     }
-    s.push('\n');
-    s.push_str(&left_out_text(e));
     s
 }
 
