@@ -538,22 +538,27 @@ mod tests {
         out
     }
 
-    #[test]
-    fn experiments_aggregates_and_comparisons() {
-        let ms = rows();
-        let p = prepare(&ms, ModelId::Roofline, None).unwrap();
-        let cal = crate::fit::calibrate::calibrate(
+    /// Roofline calibrated per kernel on `p`, without a bootstrap.
+    fn kernel_calibration(p: &Prepared, folds: usize) -> Calibration {
+        crate::fit::calibrate::calibrate(
             ModelId::Roofline,
-            &p,
+            p,
             &CalibrateOptions {
                 scopes: vec![Scope::Kernel],
-                folds: 2,
+                folds,
                 bootstrap: 0,
                 ..Default::default()
             },
             "t.csv",
         )
-        .unwrap();
+        .unwrap()
+    }
+
+    #[test]
+    fn experiments_aggregates_and_comparisons() {
+        let ms = rows();
+        let p = prepare(&ms, ModelId::Roofline, None).unwrap();
+        let cal = kernel_calibration(&p, 2);
         let runs = [
             Run::plain(ModelId::Roofline),
             Run::calibrated(ModelId::Roofline, &cal),
@@ -605,18 +610,7 @@ mod tests {
         ms.push(bare);
         // Calibrated on the four mm_a rows only, per kernel: no group for mm_b.
         let train = prepare(&ms[..4], ModelId::Roofline, None).unwrap();
-        let cal = crate::fit::calibrate::calibrate(
-            ModelId::Roofline,
-            &train,
-            &CalibrateOptions {
-                scopes: vec![Scope::Kernel],
-                folds: 0,
-                bootstrap: 0,
-                ..Default::default()
-            },
-            "t.csv",
-        )
-        .unwrap();
+        let cal = kernel_calibration(&train, 0);
         let p = prepare(&ms, ModelId::Roofline, None).unwrap();
         let runs = [
             Run::plain(ModelId::Roofline),
