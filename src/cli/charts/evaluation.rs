@@ -2,9 +2,9 @@
 //! t_measured` against the measured time, with t_min, t_max and the errors), predicted against
 //! measured on log-log axes, and the error per device and kernel. Points and bars are coloured
 //! by kernel (so that one wrong kernel stands out) and points are marked by GPU, with a legend
-//! beside; log axes tick at 1, 2, 5 x 10^k with times in ns, us, ms or s (`axis`). Each draws at most
-//! [`MAX_POINTS`] points (an even stride over the rows) so that a large data set still gives a
-//! small page.
+//! beside; log axes tick at 1, 2, 5 x 10^k with times in ns, us, ms or s (`axis`). Each draws
+//! at most [`MAX_POINTS`] points (an even stride over the rows) so that a large data set still
+//! gives a small page.
 
 use plotters::coord::cartesian::Cartesian2d;
 use plotters::prelude::*;
