@@ -325,10 +325,12 @@ pub fn run_evaluate(args: &EvaluateArgs) -> Result<()> {
         };
         if let Some(r) = e.runs.iter().find(|r| label_of(r)) {
             if r.predicted == 0 {
+                // The calibration's own reasons first: those of reading the rows are the
+                // uncalibrated run's too.
                 let (why, n) = r
                     .left_out
                     .iter()
-                    .max_by_key(|(_, n)| **n)
+                    .max_by_key(|(why, n)| (!why.starts_with("read: "), **n))
                     .map(|(w, n)| (w.clone(), *n))
                     .unwrap_or_default();
                 return Err(Error::invalid(

@@ -2,7 +2,22 @@
 //! that fits it (`135.35 ms` rather than `135346.757 us`).
 //!
 //! The library and every machine-readable output (`--json`, CSV, TOML) keep raw microseconds;
-//! this module is for text meant to be read, and does not parse times back.
+//! this module is for text meant to be read, and does not parse times back. Chart axes pick
+//! one of the same units for a whole range (`cli::charts::axis`).
+
+/// The units a time is shown in: name, size in microseconds and that size's power of ten.
+const UNITS: [(&str, f64, i32); 4] = [
+    ("ns", 1e-3, -3),
+    ("us", 1.0, 0),
+    ("ms", 1e3, 3),
+    ("s", 1e6, 6),
+];
+
+/// The units of [`time_us`] as (name, power of ten of the unit in microseconds), smallest
+/// first: for axes that pick one unit for a whole range.
+pub fn time_units() -> impl Iterator<Item = (&'static str, i32)> {
+    UNITS.iter().map(|(name, _, exp)| (*name, *exp))
+}
 
 /// A time given in microseconds, in the unit that fits: ns below 1 us, us below 1 ms, ms below
 /// 1 s, else s, with two decimals (three significant digits below 1 ns). A value that rounds up
@@ -15,14 +30,13 @@ pub fn time_us(us: f64) -> String {
     if !us.is_finite() {
         return format!("{us} us");
     }
-    const UNITS: [(&str, f64); 4] = [("ns", 1e-3), ("us", 1.0), ("ms", 1e3), ("s", 1e6)];
     let magnitude = us.abs();
     let mut i = UNITS
         .iter()
-        .rposition(|(_, scale)| magnitude >= *scale)
+        .rposition(|(_, scale, _)| magnitude >= *scale)
         .unwrap_or(0);
     loop {
-        let (unit, scale) = UNITS[i];
+        let (unit, scale, _) = UNITS[i];
         let value = us / scale;
         let decimals = if i == 0 && value.abs() < 1.0 {
             // Below 1 ns: three significant digits.

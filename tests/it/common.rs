@@ -49,6 +49,13 @@ pub fn json(args: &[&str]) -> serde_json::Value {
     serde_json::from_slice(&out.stdout).expect("valid JSON")
 }
 
+/// A file under `tests/fixtures`.
+pub fn fixture(relative: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(relative)
+}
+
 /// A fresh temporary directory for one test.
 pub fn temp_dir(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("kerneltime-{name}-{}", std::process::id()));

@@ -1,28 +1,203 @@
 //! Charts of an evaluation: puchala2022 Fig 9b's ratio characteristic (`r_k = t_model /
 //! t_measured` against the measured time, with t_min, t_max and the errors), predicted against
-//! measured on log-log axes, and the error per device and kernel. Each draws at most
-//! [`MAX_POINTS`] points (an even stride over the rows) so that a large data set still gives a
-//! small page.
+//! measured on log-log axes, and the error per device and kernel. Points and bars are coloured
+//! by kernel (so that one wrong kernel stands out) and points are marked by GPU, with a legend
+//! beside; log axes tick at 1, 2, 5 x 10^k with times in ns, us, ms or s (`axis`). Each draws
+//! at most [`MAX_POINTS`] points (an even stride over the rows) so that a large data set still
+//! gives a small page.
 
-use std::collections::BTreeMap;
-
+use plotters::coord::cartesian::Cartesian2d;
 use plotters::prelude::*;
 
+use super::axis::LogAxis;
 use super::{bounds, draw_err, PALETTE};
 use crate::cli::report::pct;
+use crate::cli::units::time_us;
 use kerneltime::error::Result;
 use kerneltime::eval::evaluate::{Evaluation, Experiment};
 
 /// Most points one chart draws.
 pub const MAX_POINTS: usize = 4000;
 
-/// Experiments of one model, by device.
-fn by_device<'a>(exps: &[&'a Experiment]) -> BTreeMap<&'a str, Vec<&'a Experiment>> {
-    let mut m: BTreeMap<&str, Vec<&Experiment>> = BTreeMap::new();
-    for e in exps {
-        m.entry(e.device.as_str()).or_default().push(e);
+/// The colour of each kernel and the marker of each GPU, the same in every chart of a report
+/// (kernels and GPUs in name order over the whole evaluation).
+pub struct Keys {
+    kernels: Vec<String>,
+    devices: Vec<String>,
+}
+
+impl Keys {
+    pub fn of(e: &Evaluation) -> Self {
+        let sorted = |f: fn(&Experiment) -> &str| {
+            let mut v: Vec<String> = e.experiments.iter().map(|x| f(x).to_string()).collect();
+            v.sort();
+            v.dedup();
+            v
+        };
+        Self {
+            kernels: sorted(|x| &x.kernel),
+            devices: sorted(|x| &x.device),
+        }
     }
-    m
+
+    fn color(&self, kernel: &str) -> RGBColor {
+        let i = self.kernels.iter().position(|k| k == kernel).unwrap_or(0);
+        PALETTE[i % PALETTE.len()]
+    }
+
+    fn marker(&self, device: &str) -> Marker {
+        let i = self.devices.iter().position(|d| d == device).unwrap_or(0);
+        MARKERS[i % MARKERS.len()]
+    }
+}
+
+/// The marker of a GPU's points.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Marker {
+    Circle,
+    Triangle,
+    Square,
+    Diamond,
+    Cross,
+}
+
+const MARKERS: [Marker; 5] = [
+    Marker::Circle,
+    Marker::Triangle,
+    Marker::Square,
+    Marker::Diamond,
+    Marker::Cross,
+];
+
+/// Runs `$then` with `$el` bound to a marker of `shape` at `at`, `size` pixels across (each
+/// shape is its own element type, hence a macro rather than a function).
+macro_rules! with_marker {
+    ($shape:expr, $at:expr, $size:expr, $style:expr, |$el:ident| $then:expr) => {{
+        let (at, size, style): (_, i32, ShapeStyle) = ($at, $size, $style);
+        match $shape {
+            Marker::Circle => {
+                let $el = Circle::new(at, size, style);
+                $then
+            }
+            Marker::Triangle => {
+                let $el = TriangleMarker::new(at, size + 1, style);
+                $then
+            }
+            Marker::Square => {
+                let $el =
+                    EmptyElement::at(at) + Rectangle::new([(-size, -size), (size, size)], style);
+                $then
+            }
+            Marker::Diamond => {
+                let d = size + 1;
+                let $el = EmptyElement::at(at)
+                    + Polygon::new(vec![(0, -d), (d, 0), (0, d), (-d, 0)], style);
+                $then
+            }
+            Marker::Cross => {
+                let $el = Cross::new(at, size + 1, style.stroke_width(2));
+                $then
+            }
+        }
+    }};
+}
+
+/// Draws `points` as markers of one shape and colour.
+fn draw_markers<X, Y>(
+    chart: &mut ChartContext<'_, SVGBackend<'_>, Cartesian2d<X, Y>>,
+    shape: Marker,
+    points: Vec<(f64, f64)>,
+    color: RGBColor,
+) -> Result<()>
+where
+    X: Ranged<ValueType = f64>,
+    Y: Ranged<ValueType = f64>,
+{
+    let style = color.mix(0.8).filled();
+    for p in points {
+        with_marker!(shape, p, 3, style, |el| chart
+            .plotting_area()
+            .draw(&el)
+            .map_err(draw_err)?);
+    }
+    Ok(())
+}
+
+/// Width of the legend beside a chart, pixels.
+const LEGEND_WIDTH: u32 = 230;
+/// Height of one legend line, pixels.
+const LEGEND_LINE: i32 = 17;
+
+/// The kernels and GPUs of `exps`, for the legend.
+fn present<'a>(keys: &'a Keys, exps: &[&Experiment]) -> (Vec<&'a str>, Vec<&'a str>) {
+    let has_k = |k: &str| exps.iter().any(|e| e.kernel == k);
+    let has_d = |d: &str| exps.iter().any(|e| e.device == d);
+    (
+        keys.kernels
+            .iter()
+            .map(String::as_str)
+            .filter(|k| has_k(k))
+            .collect(),
+        keys.devices
+            .iter()
+            .map(String::as_str)
+            .filter(|d| has_d(d))
+            .collect(),
+    )
+}
+
+/// The chart height that leaves room for the legend of `exps` (at least `base`).
+fn height_for_legend(keys: &Keys, exps: &[&Experiment], base: u32) -> u32 {
+    let (k, d) = present(keys, exps);
+    base.max((40 + LEGEND_LINE * (k.len() + d.len() + 3) as i32) as u32)
+}
+
+fn shorten(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        let mut t: String = s.chars().take(n - 1).collect();
+        t.push('…');
+        t
+    }
+}
+
+/// The legend: a colour per kernel, then a marker per GPU.
+fn draw_legend(
+    area: &DrawingArea<SVGBackend<'_>, plotters::coord::Shift>,
+    keys: &Keys,
+    exps: &[&Experiment],
+) -> Result<()> {
+    let (kernels, devices) = present(keys, exps);
+    let head = ("sans-serif", 14).into_font().style(FontStyle::Bold);
+    let text = ("sans-serif", 12).into_font();
+    let mut y = 30;
+    area.draw(&Text::new("kernel (colour)", (8, y), head.clone()))
+        .map_err(draw_err)?;
+    for k in kernels {
+        y += LEGEND_LINE;
+        let c = keys.color(k);
+        area.draw(&Rectangle::new([(8, y + 2), (20, y + 13)], c.filled()))
+            .map_err(draw_err)?;
+        area.draw(&Text::new(shorten(k, 28), (26, y + 1), text.clone()))
+            .map_err(draw_err)?;
+    }
+    y += LEGEND_LINE + 8;
+    area.draw(&Text::new("GPU (marker)", (8, y), head))
+        .map_err(draw_err)?;
+    for d in devices {
+        y += LEGEND_LINE;
+        with_marker!(
+            keys.marker(d),
+            (14, y + 8),
+            4,
+            RGBColor(60, 60, 60).filled(),
+            |el| area.draw(&el).map_err(draw_err)?
+        );
+        area.draw(&Text::new(shorten(d, 28), (26, y + 1), text.clone()))
+            .map_err(draw_err)?;
+    }
+    Ok(())
 }
 
 fn stride(total: usize) -> usize {
@@ -30,8 +205,9 @@ fn stride(total: usize) -> usize {
 }
 
 /// puchala2022 Fig 9b for one model: `r_k = t_model / t_measured` against the measured time
-/// (log axes), one colour per device, with E, Ê and the measured range in the caption.
-pub fn ratio_svg(model: &str, exps: &[&Experiment]) -> Result<String> {
+/// (log axes), colour by kernel and marker by GPU, with E, Ê and the measured range in the
+/// caption.
+pub fn ratio_svg(model: &str, exps: &[&Experiment], keys: &Keys) -> Result<String> {
     let total: usize = exps.iter().map(|e| e.points.len()).sum();
     let step = stride(total);
     let (tlo, thi) = bounds(
@@ -40,32 +216,40 @@ pub fn ratio_svg(model: &str, exps: &[&Experiment]) -> Result<String> {
     );
     let (rlo, rhi) = bounds(exps.iter().flat_map(|e| e.points.iter().map(|p| p.ratio)));
     let (rlo, rhi) = (rlo.clamp(1e-4, 0.9), rhi.clamp(1.1, 1e4));
+    let (x_axis, y_axis) = (LogAxis::time_us(tlo, thi), LogAxis::plain(rlo, rhi));
     let e_mean = exps.iter().map(|e| e.mape).sum::<f64>() / exps.len().max(1) as f64;
     let e_max = exps.iter().map(|e| e.max_error).fold(0.0, f64::max);
+    let height = height_for_legend(keys, exps, 520);
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, (900, 520)).into_drawing_area();
+        let root =
+            SVGBackend::with_string(&mut svg, (900 + LEGEND_WIDTH, height)).into_drawing_area();
         root.fill(&WHITE).map_err(draw_err)?;
-        let mut chart = ChartBuilder::on(&root)
+        let (plot, legend) = root.split_horizontally(900);
+        let mut chart = ChartBuilder::on(&plot)
             .caption(
                 format!(
-                    "{model}: r = t_model / t_measured   E = {} %, E^ = {} %, t_min = {:.3} us, t_max = {:.1} us",
+                    "{model}: r = t_model / t_measured   E = {} %, E^ = {} %, t from {} to {}",
                     pct(e_mean),
                     pct(e_max),
-                    tlo * 1.5,
-                    thi / 1.5
+                    time_us(tlo * 1.5),
+                    time_us(thi / 1.5)
                 ),
                 ("sans-serif", 15),
             )
             .margin(10)
-            .x_label_area_size(40)
+            .x_label_area_size(45)
             .y_label_area_size(60)
-            .build_cartesian_2d((tlo..thi).log_scale(), (rlo..rhi).log_scale())
+            .build_cartesian_2d(x_axis.coord(), y_axis.coord())
             .map_err(draw_err)?;
         chart
             .configure_mesh()
-            .x_desc("measured time [us]")
-            .y_desc("r")
+            .light_line_style(RGBColor(236, 236, 236))
+            .x_desc(x_axis.desc("measured time"))
+            .y_desc("r = t_model / t_measured")
+            .x_label_formatter(&|v| x_axis.label(*v))
+            .y_label_formatter(&|v| y_axis.label(*v))
+            .label_style(("sans-serif", 12))
             .draw()
             .map_err(draw_err)?;
         chart
@@ -74,99 +258,88 @@ pub fn ratio_svg(model: &str, exps: &[&Experiment]) -> Result<String> {
                 BLACK.stroke_width(1),
             ))
             .map_err(draw_err)?;
-        for (i, (dev, es)) in by_device(exps).into_iter().enumerate() {
-            let c = PALETTE[i % PALETTE.len()];
-            let pts: Vec<(f64, f64)> = es
+        for e in exps {
+            let (c, m) = (keys.color(&e.kernel), keys.marker(&e.device));
+            let points = e
+                .points
                 .iter()
-                .flat_map(|e| e.points.iter())
                 .step_by(step)
                 .map(|p| (p.measured_us, p.ratio.clamp(rlo, rhi)))
                 .collect();
-            chart
-                .draw_series(pts.into_iter().map(|p| Circle::new(p, 2, c.filled())))
-                .map_err(draw_err)?
-                .label(dev.to_string())
-                .legend(move |(x, y)| Circle::new((x + 8, y), 4, c.filled()));
+            draw_markers(&mut chart, m, points, c)?;
         }
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .draw()
-            .map_err(draw_err)?;
+        draw_legend(&legend, keys, exps)?;
         root.present().map_err(draw_err)?;
     }
     Ok(svg)
 }
 
-/// Predicted against measured time on log-log axes, with the diagonal.
-pub fn scatter_svg(model: &str, exps: &[&Experiment]) -> Result<String> {
+/// Predicted against measured time on log-log axes, with the diagonal; colour by kernel,
+/// marker by GPU.
+pub fn scatter_svg(model: &str, exps: &[&Experiment], keys: &Keys) -> Result<String> {
     let total: usize = exps.iter().map(|e| e.points.len()).sum();
     let step = stride(total);
     let (lo, hi) = bounds(
         exps.iter()
             .flat_map(|e| e.points.iter().flat_map(|p| [p.measured_us, p.model_us])),
     );
+    let axis = LogAxis::time_us(lo, hi);
+    let height = height_for_legend(keys, exps, 600);
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, (640, 600)).into_drawing_area();
+        let root =
+            SVGBackend::with_string(&mut svg, (640 + LEGEND_WIDTH, height)).into_drawing_area();
         root.fill(&WHITE).map_err(draw_err)?;
-        let mut chart = ChartBuilder::on(&root)
+        let (plot, legend) = root.split_horizontally(640);
+        let plot = plot.shrink((0, 0), (640, 600.min(height)));
+        let mut chart = ChartBuilder::on(&plot)
             .caption(
                 format!("{model}: predicted vs measured"),
                 ("sans-serif", 16),
             )
             .margin(10)
-            .x_label_area_size(40)
+            .x_label_area_size(45)
             .y_label_area_size(60)
-            .build_cartesian_2d((lo..hi).log_scale(), (lo..hi).log_scale())
+            .build_cartesian_2d(axis.coord(), axis.coord())
             .map_err(draw_err)?;
         chart
             .configure_mesh()
-            .x_desc("measured [us]")
-            .y_desc("predicted [us]")
+            .light_line_style(RGBColor(236, 236, 236))
+            .x_desc(axis.desc("measured"))
+            .y_desc(axis.desc("predicted"))
+            .x_label_formatter(&|v| axis.label(*v))
+            .y_label_formatter(&|v| axis.label(*v))
+            .label_style(("sans-serif", 12))
             .draw()
             .map_err(draw_err)?;
         chart
             .draw_series(LineSeries::new([(lo, lo), (hi, hi)], BLACK.stroke_width(1)))
             .map_err(draw_err)?;
-        for (i, (dev, es)) in by_device(exps).into_iter().enumerate() {
-            let c = PALETTE[i % PALETTE.len()];
-            let pts: Vec<(f64, f64)> = es
+        for e in exps {
+            let (c, m) = (keys.color(&e.kernel), keys.marker(&e.device));
+            let points = e
+                .points
                 .iter()
-                .flat_map(|e| e.points.iter())
                 .step_by(step)
                 .filter(|p| p.model_us > 0.0)
                 .map(|p| (p.measured_us, p.model_us))
                 .collect();
-            chart
-                .draw_series(pts.into_iter().map(|p| Circle::new(p, 2, c.filled())))
-                .map_err(draw_err)?
-                .label(dev.to_string())
-                .legend(move |(x, y)| Circle::new((x + 8, y), 4, c.filled()));
+            draw_markers(&mut chart, m, points, c)?;
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .draw()
-            .map_err(draw_err)?;
+        draw_legend(&legend, keys, exps)?;
         root.present().map_err(draw_err)?;
     }
     Ok(svg)
 }
 
-/// MAPE per device and kernel as horizontal bars (capped at 300 %, the value is written beside).
-pub fn error_svg(model: &str, exps: &[&Experiment]) -> Result<String> {
+/// MAPE per device and kernel as horizontal bars coloured by kernel (capped at 300 %, the
+/// value is written beside).
+pub fn error_svg(model: &str, exps: &[&Experiment], keys: &Keys) -> Result<String> {
     let n = exps.len().max(1);
     let cap = 3.0;
     let labels: Vec<String> = exps
         .iter()
-        .map(|e| {
-            let k: String = e.kernel.chars().take(40).collect();
-            format!("{} / {k}", e.device)
-        })
+        .map(|e| format!("{} / {}", e.device, shorten(&e.kernel, 40)))
         .collect();
     let height = (80 + 18 * n) as u32;
     let mut svg = String::new();
@@ -193,22 +366,21 @@ pub fn error_svg(model: &str, exps: &[&Experiment]) -> Result<String> {
         };
         chart
             .configure_mesh()
+            .light_line_style(RGBColor(236, 236, 236))
             .y_labels(n * 2 + 1)
             .y_label_formatter(&label_of)
+            .x_label_formatter(&|v| format!("{v:.0}"))
             .x_desc("MAPE [%]")
             .disable_y_mesh()
             .label_style(("sans-serif", 11))
             .draw()
             .map_err(draw_err)?;
-        let devices: Vec<&str> = by_device(exps).keys().copied().collect();
         chart
             .draw_series(exps.iter().enumerate().map(|(i, e)| {
-                let c = PALETTE
-                    [devices.iter().position(|d| *d == e.device).unwrap_or(0) % PALETTE.len()];
                 let y = i as f64;
                 Rectangle::new(
                     [(0.0, y - 0.35), (e.mape.min(cap) * 100.0, y + 0.35)],
-                    c.filled(),
+                    keys.color(&e.kernel).filled(),
                 )
             }))
             .map_err(draw_err)?;
@@ -230,6 +402,7 @@ pub fn error_svg(model: &str, exps: &[&Experiment]) -> Result<String> {
 pub fn charts(e: &Evaluation) -> Result<Vec<(String, String, String)>> {
     let mut models: Vec<&str> = e.experiments.iter().map(|x| x.model.as_str()).collect();
     models.dedup();
+    let keys = Keys::of(e);
     let mut out = Vec::new();
     for m in models {
         let exps: Vec<&Experiment> = e.experiments.iter().filter(|x| x.model == m).collect();
@@ -243,17 +416,17 @@ pub fn charts(e: &Evaluation) -> Result<Vec<(String, String, String)>> {
         out.push((
             format!("ratio-{slug}.svg"),
             format!("{m}: ratio characteristic (puchala2022 Fig 9b)"),
-            ratio_svg(m, &exps)?,
+            ratio_svg(m, &exps, &keys)?,
         ));
         out.push((
             format!("scatter-{slug}.svg"),
             format!("{m}: predicted vs measured"),
-            scatter_svg(m, &exps)?,
+            scatter_svg(m, &exps, &keys)?,
         ));
         out.push((
             format!("errors-{slug}.svg"),
             format!("{m}: error per device and kernel"),
-            error_svg(m, &exps)?,
+            error_svg(m, &exps, &keys)?,
         ));
     }
     Ok(out)

@@ -3,6 +3,7 @@
 //! comparison and ranking charts, `best_block` curves) and the helpers they share. Drawing only:
 //! the numbers come from the library; files are written by the callers.
 
+pub mod axis;
 pub mod best_block;
 pub mod evaluation;
 pub mod explore;
@@ -17,8 +18,9 @@ pub fn draw_err(e: impl std::fmt::Display) -> Error {
     Error::invalid("svg", format!("cannot draw the chart: {e}"))
 }
 
-/// Line and point colours, one per series, in order.
-pub const PALETTE: [RGBColor; 8] = [
+/// Series colours in order (the evaluation charts' kernel colours): the ten of matplotlib's
+/// `tab10`, then ten darker or lighter ones.
+pub const PALETTE: [RGBColor; 20] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),
     RGBColor(44, 160, 44),
@@ -26,10 +28,22 @@ pub const PALETTE: [RGBColor; 8] = [
     RGBColor(148, 103, 189),
     RGBColor(140, 86, 75),
     RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+    RGBColor(188, 189, 34),
     RGBColor(23, 190, 207),
+    RGBColor(0, 63, 120),
+    RGBColor(160, 70, 0),
+    RGBColor(0, 95, 30),
+    RGBColor(130, 0, 20),
+    RGBColor(80, 40, 130),
+    RGBColor(222, 165, 120),
+    RGBColor(150, 30, 110),
+    RGBColor(40, 40, 40),
+    RGBColor(110, 110, 0),
+    RGBColor(0, 120, 130),
 ];
 
-/// The first six colours of [`PALETTE`] in the order the comparison charts use.
+/// Six colours of [`PALETTE`] in the order the comparison charts use.
 pub const COLORS: [RGBColor; 6] = [
     RGBColor(31, 119, 180),
     RGBColor(214, 39, 40),

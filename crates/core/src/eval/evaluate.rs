@@ -85,6 +85,33 @@ pub struct Comparison {
     pub max_error: f64,
 }
 
+/// Why a measured row has no prediction, in the few kinds a summary counts (the exact reasons
+/// stay in [`RunSummary::left_out`]). In the order a row meets them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LeftOutKind {
+    /// The row names no device, or one that is not in the catalogue or not the selected one.
+    Device,
+    /// The model's inputs cannot be built from the row (counters or parameters missing).
+    Inputs,
+    /// The calibration has no group for the row's kernel and device (nor a fallback).
+    NoCalibrationGroup,
+    /// The model failed on the row or gave a non-finite or negative time.
+    Prediction,
+}
+
+impl LeftOutKind {
+    /// A short phrase for summaries.
+    pub fn phrase(self) -> &'static str {
+        match self {
+            LeftOutKind::Device => "device unknown or not selected",
+            LeftOutKind::Inputs => "model inputs missing",
+            LeftOutKind::NoCalibrationGroup => "no calibration group",
+            LeftOutKind::Prediction => "prediction failed",
+        }
+    }
+}
+
 /// What happened to the rows of one model run: how many were predicted, how many were left
 /// out and why (before the run, when the rows were read for the model, and when predicting),
 /// and for a calibrated run which calibration groups (fallback steps) gave the parameters.
@@ -96,6 +123,8 @@ pub struct RunSummary {
     pub predicted: usize,
     /// Rows left out, per reason (reasons of the preparation start with `read: `).
     pub left_out: BTreeMap<String, usize>,
+    /// The same rows counted per kind of reason; the counts add up to `rows - predicted`.
+    pub left_out_by_kind: BTreeMap<LeftOutKind, usize>,
     /// Calibrated runs: rows per calibration group used (`group ..., fallback step k of 7: ...`).
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub groups_used: BTreeMap<String, usize>,
@@ -179,7 +208,10 @@ pub fn evaluate(
     for run in runs {
         let label = run.label();
         // Per row: the time, or why not; and the calibration group that gave the parameters.
-        type Outcome = (std::result::Result<f64, String>, Option<(usize, String)>);
+        type Outcome = (
+            std::result::Result<f64, (LeftOutKind, String)>,
+            Option<(usize, String)>,
+        );
         let results: Vec<Outcome> = prepared
             .rows
             .par_iter()
@@ -189,7 +221,10 @@ pub fn evaluate(
                 let (params, group) = match run.calibration {
                     Some(c) => match c.lookup(device, &r.kernel) {
                         Some(l) => (Some(l.params), Some((l.group, l.how))),
-                        None => return (Err(c.no_group_reason(device, &r.kernel)), None),
+                        None => {
+                            let why = c.no_group_reason(device, &r.kernel);
+                            return (Err((LeftOutKind::NoCalibrationGroup, why)), None);
+                        }
                     },
                     None => (None, None),
                 };
@@ -198,11 +233,21 @@ pub fn evaluate(
                     Ok(t) => Err(format!("non-finite or negative prediction {t}")),
                     Err(e) => Err(short(&e.to_string())),
                 };
+                let t = t.map_err(|why| (LeftOutKind::Prediction, why));
                 (t, group)
             })
             .collect();
         let mut by_exp: BTreeMap<(usize, String), Vec<Point>> = BTreeMap::new();
         let mut fails: BTreeMap<String, usize> = BTreeMap::new();
+        let mut by_kind: BTreeMap<LeftOutKind, usize> = BTreeMap::new();
+        for (why, n) in &prepared.skipped {
+            let kind = if prepared.skipped_for_device.contains(why) {
+                LeftOutKind::Device
+            } else {
+                LeftOutKind::Inputs
+            };
+            *by_kind.entry(kind).or_default() += n;
+        }
         let mut groups_used: BTreeMap<String, usize> = BTreeMap::new();
         // Per experiment: the calibration groups its rows used.
         let mut exp_groups: BTreeMap<(usize, String), Vec<usize>> = BTreeMap::new();
@@ -226,7 +271,10 @@ pub fn evaluate(
                         }
                     }
                 }
-                Err(why) => *fails.entry(why).or_default() += 1,
+                Err((kind, why)) => {
+                    *fails.entry(why).or_default() += 1;
+                    *by_kind.entry(kind).or_default() += 1;
+                }
             }
         }
         let predicted: usize = by_exp.values().map(Vec::len).sum();
@@ -243,6 +291,7 @@ pub fn evaluate(
             rows: read_total,
             predicted,
             left_out,
+            left_out_by_kind: by_kind,
             groups_used,
         });
         if !fails.is_empty() {
@@ -489,22 +538,27 @@ mod tests {
         out
     }
 
-    #[test]
-    fn experiments_aggregates_and_comparisons() {
-        let ms = rows();
-        let p = prepare(&ms, ModelId::Roofline, None).unwrap();
-        let cal = crate::fit::calibrate::calibrate(
+    /// Roofline calibrated per kernel on `p`, without a bootstrap.
+    fn kernel_calibration(p: &Prepared, folds: usize) -> Calibration {
+        crate::fit::calibrate::calibrate(
             ModelId::Roofline,
-            &p,
+            p,
             &CalibrateOptions {
                 scopes: vec![Scope::Kernel],
-                folds: 2,
+                folds,
                 bootstrap: 0,
                 ..Default::default()
             },
             "t.csv",
         )
-        .unwrap();
+        .unwrap()
+    }
+
+    #[test]
+    fn experiments_aggregates_and_comparisons() {
+        let ms = rows();
+        let p = prepare(&ms, ModelId::Roofline, None).unwrap();
+        let cal = kernel_calibration(&p, 2);
         let runs = [
             Run::plain(ModelId::Roofline),
             Run::calibrated(ModelId::Roofline, &cal),
@@ -540,5 +594,55 @@ mod tests {
         // mm_a and mm_b are variants of `mm` on the same sizes: one comparison per run.
         assert_eq!(e.comparisons.len(), 2);
         assert_eq!(e.comparisons[0].n, 4);
+    }
+
+    /// Each left-out row is counted once, under the kind of its reason: a device not in the
+    /// catalogue, a row without counters, and the rows of a kernel the calibration has no
+    /// group for.
+    #[test]
+    fn rows_left_out_are_counted_per_kind() {
+        let mut ms = rows();
+        let mut unknown = ms[0].clone();
+        unknown.device = Some("Voodoo-5".into());
+        let mut bare = ms[1].clone();
+        bare.counters = None;
+        ms.push(unknown);
+        ms.push(bare);
+        // Calibrated on the four mm_a rows only, per kernel: no group for mm_b.
+        let train = prepare(&ms[..4], ModelId::Roofline, None).unwrap();
+        let cal = kernel_calibration(&train, 0);
+        let p = prepare(&ms, ModelId::Roofline, None).unwrap();
+        let runs = [
+            Run::plain(ModelId::Roofline),
+            Run::calibrated(ModelId::Roofline, &cal),
+        ];
+        let e = evaluate(&p, &runs, "t.csv", &crate::progress::Quiet).unwrap();
+        let kinds = |r: &RunSummary| -> Vec<(LeftOutKind, usize)> {
+            r.left_out_by_kind.iter().map(|(k, n)| (*k, *n)).collect()
+        };
+        // 10 rows: 8 with counters on a known GPU, one on an unknown GPU, one without counters.
+        let plain = &e.runs[0];
+        assert_eq!((plain.rows, plain.predicted), (10, 8));
+        assert_eq!(
+            kinds(plain),
+            [(LeftOutKind::Device, 1), (LeftOutKind::Inputs, 1)]
+        );
+        let calibrated = &e.runs[1];
+        assert_eq!((calibrated.rows, calibrated.predicted), (10, 4));
+        assert_eq!(
+            kinds(calibrated),
+            [
+                (LeftOutKind::Device, 1),
+                (LeftOutKind::Inputs, 1),
+                (LeftOutKind::NoCalibrationGroup, 4)
+            ]
+        );
+        for r in &e.runs {
+            assert_eq!(r.left_out_total(), r.rows - r.predicted);
+            assert_eq!(
+                r.left_out_by_kind.values().sum::<usize>(),
+                r.left_out_total()
+            );
+        }
     }
 }

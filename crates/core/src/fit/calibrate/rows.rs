@@ -3,7 +3,7 @@
 //! puchala kernel, LSLAG factors, or an emulated launch of a PTX kernel file), the problem point
 //! that groups repetitions, and the reasons rows are left out.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use rayon::prelude::*;
 
@@ -42,6 +42,9 @@ pub struct Prepared {
     pub rows: Vec<Row>,
     /// Rows left out, with the reason, counted per reason.
     pub skipped: BTreeMap<String, usize>,
+    /// The reasons of `skipped` that are about the row's device (no name, not in the catalogue,
+    /// not the selected one); every other reason is about the model's inputs.
+    pub skipped_for_device: BTreeSet<String>,
     /// Per device: the assumptions of the counters path.
     pub notes: BTreeMap<String, Vec<String>>,
 }
@@ -67,6 +70,7 @@ pub fn prepare_with(
     let mut devices: Vec<Device> = Vec::new();
     let mut by_label: BTreeMap<String, Option<usize>> = BTreeMap::new();
     let mut skipped: BTreeMap<String, usize> = BTreeMap::new();
+    let mut skipped_for_device = BTreeSet::new();
     let mut notes = BTreeMap::new();
     let mut lat_cache: BTreeMap<usize, Option<counters::DeviceLatencies>> = BTreeMap::new();
     if let Some(d) = device {
@@ -77,9 +81,9 @@ pub fn prepare_with(
         let idx = match (&m.device, device) {
             (None, Some(_)) => Some(0),
             (None, None) => {
-                *skipped
-                    .entry("no device name in the row (give `device`)".into())
-                    .or_default() += 1;
+                let why = "no device name in the row (give `device`)".to_string();
+                *skipped.entry(why.clone()).or_default() += 1;
+                skipped_for_device.insert(why);
                 None
             }
             (Some(label), given) => {
@@ -103,7 +107,8 @@ pub fn prepare_with(
                         Some(d) => format!("device `{label}` is not the selected {}", d.name),
                         None => format!("device `{label}` is not in the catalogue"),
                     };
-                    *skipped.entry(why).or_default() += 1;
+                    *skipped.entry(why.clone()).or_default() += 1;
+                    skipped_for_device.insert(why);
                 }
                 *entry
             }
@@ -225,6 +230,7 @@ pub fn prepare_with(
         devices,
         rows,
         skipped,
+        skipped_for_device,
         notes,
     })
 }
