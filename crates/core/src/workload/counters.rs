@@ -11,13 +11,16 @@
 //! conversion takes is listed by [`defaults_notes`]; the models' predictions then carry them.
 //!
 //! What the counters cannot tell, and what is assumed (all listed in the notes):
-//! - every global load/store transaction is one warp memory request (`avg_trans_warp = 1`,
-//!   `uncoal_per_mw = 1`, all accesses coalesced), since request counts are not in the table;
+//! - global load/store transactions become warp memory requests at the architecture's count of
+//!   transactions per coalesced request ([`transactions_per_request`]: the profiler counts
+//!   128-byte segments on Kepler, 16-byte load units on Maxwell, 8-byte on Pascal, 32-byte
+//!   sectors for stores after Kepler and for everything from Volta on), all of them coalesced
+//!   (`avg_trans_warp = 1`, `uncoal_per_mw = 1`), since request counts are not in the table;
 //! - the non-memory warp instructions are arithmetic with the architecture's dependent FP32/INT
 //!   latency; ILP and MLP are 1; no synchronization, shared-memory or spill traffic is modelled
 //!   (the table has no counters for them);
-//! - the L2 miss ratio is DRAM read transactions over global load transactions (clamped to 0..1)
-//!   and every global access misses L1 (Kepler and Maxwell do not cache global loads in L1 by
+//! - the L2 miss ratio is the DRAM sectors read over the 4 sectors of each load request
+//!   (clamped to 0..1) and every global access misses L1 (Kepler and Maxwell do not cache global loads in L1 by
 //!   default);
 //! - the roofline counts 2 operations per thread instruction (`flops = 64 * inst_executed`), so
 //!   its compute bound is the issue time of the instructions at one per core per cycle.
@@ -303,8 +306,38 @@ pub struct KernelCounters {
     pub thread_instructions: f64,
     /// DRAM bytes read plus written (32-byte transactions).
     pub dram_bytes: f64,
-    /// DRAM read transactions over global load transactions, clamped to 0..1 (1 without loads).
-    pub l2_miss_ratio: f64,
+    /// DRAM read transactions (32-byte) per warp.
+    pub dram_read_per_warp: f64,
+}
+
+/// How many global load and store transactions the profiler counts for one fully coalesced warp
+/// request of 4-byte words (128 bytes), by architecture, with where that comes from: nvprof's
+/// `gld_transactions`/`gst_transactions` are not bus transactions of one size on every GPU, so
+/// the counters are turned into warp requests with the count of the architecture they were
+/// measured on.
+pub fn transactions_per_request(cc: ComputeCapability) -> (f64, f64, &'static str) {
+    match cc.major {
+        0..=3 => (
+            1.0,
+            1.0,
+            "Kepler and older: one transaction per 128-byte segment of a request (amaris2018 rows: a coalesced float load or store of a warp is 1 transaction on the GTX 680, Tesla K20 and GTX Titan)",
+        ),
+        5 => (
+            8.0,
+            4.0,
+            "Maxwell: loads counted in 16-byte units of the L1/TEX path, stores in 32-byte sectors (amaris2018 rows: vectorAdd's two coalesced float loads are 16 transactions per warp on the GTX 970 and GTX Titan X, its store 4)",
+        ),
+        6 => (
+            16.0,
+            4.0,
+            "Pascal: loads counted in 8-byte units (a public nvprof report: gld_transactions_per_request = 16 for a coalesced float copy on TITAN Xp and GTX 1080 Ti), stores in 32-byte sectors",
+        ),
+        _ => (
+            4.0,
+            4.0,
+            "Volta and later: 32-byte sectors (Nsight Compute's l1tex sector counts)",
+        ),
+    }
 }
 
 impl KernelCounters {
@@ -378,11 +411,7 @@ impl KernelCounters {
             gst_per_warp: gst / warps,
             thread_instructions: inst * 32.0,
             dram_bytes: (dram_r + dram_w) * 32.0,
-            l2_miss_ratio: if gld > 0.0 {
-                (dram_r / gld).clamp(0.0, 1.0)
-            } else {
-                1.0
-            },
+            dram_read_per_warp: dram_r / warps,
         })
     }
 }
@@ -402,12 +431,17 @@ pub struct CounterInputs {
 pub fn defaults_notes(device: &Device) -> Result<Vec<String>> {
     let lat = device_latencies(device)?;
     let mut notes = lat.notes;
+    let (ld, st, why) = transactions_per_request(device.compute_capability);
+    notes.push(format!(
+        "counters path: {ld} load and {st} store transactions per coalesced warp request on {}: {why}",
+        device.name
+    ));
     notes.extend(
         [
-            "counters path: each global load/store transaction counts as one coalesced warp memory request (avg_trans_warp = 1, uncoal_per_mw = 1)",
+            "counters path: global load/store transactions become coalesced warp memory requests at the architecture's transactions per request (avg_trans_warp = 1, uncoal_per_mw = 1)",
             "counters path: non-memory warp instructions are arithmetic at the dependent FP32/INT latency; ILP = MLP = 1",
             "counters path: no synchronization, shared-memory, bank-conflict or spill cost (no counters for them)",
-            "counters path: L2 miss ratio = dram_read_transactions / gld_transactions (clamped to 0..1); L1 miss ratio 1 (global loads bypass L1)",
+            "counters path: L2 miss ratio = DRAM read sectors / (4 sectors x global load requests), clamped to 0..1; L1 miss ratio 1 (global loads bypass L1)",
             "counters path: when dram_write_transactions is absent, DRAM writes = gst_transactions (every store transaction reaches DRAM)",
             "counters path: data size 4 bytes per thread access; load bytes per warp 128",
             "counters path: roofline flops = 64 x inst_executed (2 per thread instruction, so compute time is the issue time at one instruction per core per cycle); dram_bytes = 32 x DRAM transactions",
@@ -443,7 +477,16 @@ pub fn inputs(device: &Device, lat: &DeviceLatencies, k: &KernelCounters) -> Res
         .max(1.0);
     let warps_per_block = (tpb / 32.0).ceil();
     let active_sms = sms.min(k.blocks);
-    let mem_per_warp = k.gld_per_warp + k.gst_per_warp;
+    // Transactions to warp requests with the architecture's count per coalesced request; the
+    // L2 miss ratio is the DRAM sectors read over the 4 sectors each load request needs.
+    let (ld_per_req, st_per_req, _) = transactions_per_request(device.compute_capability);
+    let gld_requests = k.gld_per_warp / ld_per_req;
+    let mem_per_warp = gld_requests + k.gst_per_warp / st_per_req;
+    let l2_miss_ratio = if gld_requests > 0.0 {
+        (k.dram_read_per_warp / (4.0 * gld_requests)).clamp(0.0, 1.0)
+    } else {
+        1.0
+    };
     let comp_per_warp = (k.inst_per_warp - mem_per_warp).max(0.0);
     let freq_ghz = device.core_clock_mhz / 1000.0;
 
@@ -465,7 +508,7 @@ pub fn inputs(device: &Device, lat: &DeviceLatencies, k: &KernelCounters) -> Res
         dram_lat: lat.dram_cycles,
         avg_trans_warp: 1.0,
         departure_delay: lat.departure_delay_cycles,
-        miss_ratio_l2: k.l2_miss_ratio,
+        miss_ratio_l2: l2_miss_ratio,
         hit_lat_l2: lat.l2_hit_cycles,
         miss_ratio_l1: 1.0,
         hit_lat_l1: lat.l1_hit_cycles,
@@ -568,8 +611,38 @@ mod tests {
         assert_eq!(k.gst_per_warp, 2.0);
         // (1024 + 1024) transactions x 32 bytes.
         assert_eq!(k.dram_bytes, 65536.0);
-        // 1024 DRAM reads over 2048 global load transactions.
-        assert_eq!(k.l2_miss_ratio, 0.5);
+        // 1024 DRAM reads over 512 warps.
+        assert_eq!(k.dram_read_per_warp, 2.0);
+    }
+
+    #[test]
+    fn one_coalesced_kernel_gives_the_same_requests_on_kepler_and_maxwell() {
+        // vectorAdd's warp: two coalesced float loads and one store. nvprof counts them as 2 + 1
+        // transactions on Kepler, 16 + 4 on Maxwell (16-byte load units, 32-byte store
+        // sectors), 32 + 4 on Pascal; every warp reads 8 DRAM sectors (2 x 128 bytes).
+        let mut requests = Vec::new();
+        for (gpu, gld, gst) in [
+            ("GTX-680", 2.0, 1.0),
+            ("GTX-970", 16.0, 4.0),
+            ("GTX 1080", 32.0, 4.0),
+        ] {
+            let mut m = row();
+            let c = m.counters.as_mut().unwrap();
+            c.gld_transactions = Some(gld * 512.0);
+            c.gst_transactions = Some(gst * 512.0);
+            c.dram_read_transactions = Some(8.0 * 512.0);
+            let k = KernelCounters::from_measurement(&m).unwrap();
+            let d = catalogue::find(gpu).unwrap();
+            let i = inputs(d, &device_latencies(d).unwrap(), &k).unwrap();
+            requests.push((
+                i.mwp_cwp.mem_inst,
+                i.hong_kim.coal_mem_insts,
+                i.wu.mem_insts_global,
+            ));
+            // Every sector read comes from DRAM.
+            assert_eq!(i.mwp_cwp.miss_ratio_l2, 1.0, "{gpu}");
+        }
+        assert_eq!(requests, vec![(3.0, 3.0, 3.0); 3]);
     }
 
     #[test]
