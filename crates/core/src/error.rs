@@ -77,18 +77,6 @@ impl Error {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn control_characters_are_escaped() {
-        assert_eq!(super::escape_control("GTX 980"), "GTX 980");
-        assert_eq!(
-            super::escape_control("Evil\u{1b}[31mRED\nline2\r"),
-            "Evil\\u{1b}[31mRED\\nline2\\r"
-        );
-    }
-}
-
 /// The crate's result type.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -249,4 +237,16 @@ pub const MAX_TEXT_FILE_BYTES: u64 = 1 << 30;
 pub fn read_text_file(path: &std::path::Path, what: &str) -> Result<String> {
     let bytes = read_capped(path, MAX_TEXT_FILE_BYTES, what)?;
     String::from_utf8(bytes).map_err(|_| Error::file(path, format!("is not UTF-8 text ({what})")))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn control_characters_are_escaped() {
+        assert_eq!(super::escape_control("GTX 980"), "GTX 980");
+        assert_eq!(
+            super::escape_control("Evil\u{1b}[31mRED\nline2\r"),
+            "Evil\\u{1b}[31mRED\\nline2\\r"
+        );
+    }
 }
