@@ -19,8 +19,9 @@
 //! - the non-memory warp instructions are arithmetic with the architecture's dependent FP32/INT
 //!   latency; ILP and MLP are 1; no synchronization, shared-memory or spill traffic is modelled
 //!   (the table has no counters for them);
-//! - the L2 miss ratio is the DRAM sectors read over the 4 sectors of each load request
-//!   (clamped to 0..1) and every global access misses L1 (Kepler and Maxwell do not cache global loads in L1 by
+//! - the L2 miss ratio is the DRAM sectors read over the sectors the loads asked for (4 per
+//!   load request; on Kepler one per transaction, a 32- to 128-byte segment), clamped to 0..1,
+//!   and every global access misses L1 (Kepler and Maxwell do not cache global loads in L1 by
 //!   default);
 //! - the roofline counts 2 operations per thread instruction (`flops = 64 * inst_executed`), so
 //!   its compute bound is the issue time of the instructions at one per core per cycle.
@@ -441,7 +442,7 @@ pub fn defaults_notes(device: &Device) -> Result<Vec<String>> {
             "counters path: global load/store transactions become coalesced warp memory requests at the architecture's transactions per request (avg_trans_warp = 1, uncoal_per_mw = 1)",
             "counters path: non-memory warp instructions are arithmetic at the dependent FP32/INT latency; ILP = MLP = 1",
             "counters path: no synchronization, shared-memory, bank-conflict or spill cost (no counters for them)",
-            "counters path: L2 miss ratio = DRAM read sectors / (4 sectors x global load requests), clamped to 0..1; L1 miss ratio 1 (global loads bypass L1)",
+            "counters path: L2 miss ratio = DRAM read sectors / sectors the loads asked for (4 per load request; on Kepler 1 per transaction, a segment of 1 to 4 sectors), clamped to 0..1; L1 miss ratio 1 (global loads bypass L1)",
             "counters path: when dram_write_transactions is absent, DRAM writes = gst_transactions (every store transaction reaches DRAM)",
             "counters path: data size 4 bytes per thread access; load bytes per warp 128",
             "counters path: roofline flops = 64 x inst_executed (2 per thread instruction, so compute time is the issue time at one instruction per core per cycle); dram_bytes = 32 x DRAM transactions",
@@ -477,13 +478,20 @@ pub fn inputs(device: &Device, lat: &DeviceLatencies, k: &KernelCounters) -> Res
         .max(1.0);
     let warps_per_block = (tpb / 32.0).ceil();
     let active_sms = sms.min(k.blocks);
-    // Transactions to warp requests with the architecture's count per coalesced request; the
-    // L2 miss ratio is the DRAM sectors read over the 4 sectors each load request needs.
+    // Transactions to warp requests with the architecture's count per coalesced request. The L2
+    // miss ratio is the DRAM sectors read over the sectors the loads asked for: after Kepler the
+    // counters have a fixed unit, so 4 sectors per (coalesced) load request; Kepler counts
+    // 32-, 64- or 128-byte segments, at least one sector each, so one sector per transaction.
     let (ld_per_req, st_per_req, _) = transactions_per_request(device.compute_capability);
     let gld_requests = k.gld_per_warp / ld_per_req;
     let mem_per_warp = gld_requests + k.gst_per_warp / st_per_req;
-    let l2_miss_ratio = if gld_requests > 0.0 {
-        (k.dram_read_per_warp / (4.0 * gld_requests)).clamp(0.0, 1.0)
+    let sectors_asked = if device.compute_capability.major <= 3 {
+        k.gld_per_warp
+    } else {
+        4.0 * gld_requests
+    };
+    let l2_miss_ratio = if sectors_asked > 0.0 {
+        (k.dram_read_per_warp / sectors_asked).clamp(0.0, 1.0)
     } else {
         1.0
     };
