@@ -1,0 +1,58 @@
+"""Kernel Tuner integration: measure only the configurations kerneltime predicts fastest.
+
+``top_k_restriction`` ranks the search space with :func:`kerneltime.rank` (no GPU) and returns
+a restriction function for ``kernel_tuner.tune_kernel(..., restrictions=...)`` that accepts
+only the predicted top k configurations; any Kernel Tuner strategy then searches (or brute
+forces) that small set::
+
+    import kerneltime.kernel_tuner as ktk
+    keep = ktk.top_k_restriction(10, "convolution_kernel", "convolution.cu", (4096, 4096),
+                                 args, tune_params, device="RTX 2080 Ti",
+                                 restrictions=restrict, grid_div_x=["block_size_x", "tile_size_x"],
+                                 grid_div_y=["block_size_y", "tile_size_y"])
+    results, env = kernel_tuner.tune_kernel("convolution_kernel", "convolution.cu", (4096, 4096),
+                                            args, tune_params, restrictions=keep, ...)
+
+Kernel Tuner is not imported here: the restriction is a plain function of a dict of parameter
+values, the form Kernel Tuner accepts for ``restrictions``.
+"""
+
+from . import KerneltimeError, rank
+
+__all__ = ["top_k", "top_k_restriction"]
+
+
+def top_k(k, *args, **kwargs):
+    """The predicted top ``k`` configurations (dicts of parameter values, fastest first) of a
+    search space on one GPU; takes the arguments of :func:`kerneltime.rank` (one ``device``).
+    With ``sample=N`` only N configurations are ranked, so the k are the best of those."""
+    if int(k) < 1:
+        raise KerneltimeError("k must be at least 1")
+    device = kwargs.get("device")
+    if device is None or (not isinstance(device, str) and len(device) != 1):
+        raise KerneltimeError("top_k ranks for one GPU: give device=\"NAME\"")
+    rows = rank(*args, top=int(k), **kwargs)
+    params = list(args[4]) if len(args) > 4 else list(kwargs["tune_params"])
+    return [{n: r[n] for n in params} for r in rows]
+
+
+def top_k_restriction(k, *args, **kwargs):
+    """A Kernel Tuner restriction that keeps only the predicted top ``k`` configurations.
+
+    Takes the arguments of :func:`kerneltime.rank` (Kernel Tuner's ``tune_kernel`` order:
+    kernel_name, kernel_source, problem_size, arguments, tune_params; then ``device=`` one GPU,
+    ``restrictions``, ``grid_div_x/y``, ...). Returns a function ``restriction(p) -> bool`` of a
+    dict of parameter values, with ``restriction.configurations`` holding the kept
+    configurations (fastest first). Pass it alone as ``restrictions=`` to ``tune_kernel``: it
+    already implies the original restrictions."""
+    kept = top_k(k, *args, **kwargs)
+    if not kept:
+        raise KerneltimeError("no configuration could be predicted on this GPU; nothing to keep")
+    names = list(kept[0])
+    allowed = {tuple(c[n] for n in names) for c in kept}
+
+    def restriction(p):
+        return tuple(p[n] for n in names) in allowed
+
+    restriction.configurations = kept
+    return restriction
