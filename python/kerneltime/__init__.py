@@ -72,7 +72,12 @@ def _text_or_file(value):
             return f.read(), path
     if not isinstance(value, str):
         raise TypeError(f"expected source text or a file path, got {type(value).__name__}")
+    if "\n" not in value and os.path.splitext(value)[1].lower() in _SOURCE_SUFFIXES:
+        raise KerneltimeError(f"{value}: no such file")
     return value, None
+
+
+_SOURCE_SUFFIXES = {".cu", ".cuh", ".cl", ".ptx", ".c", ".cc", ".cpp", ".h", ".hpp", ".txt", ".log"}
 
 
 def _arg_list(args):
@@ -108,7 +113,35 @@ def _call(fn, job):
                     f.write(source_text)
                 spec["KernelSpecification"]["KernelFile"] = path
             job["spec_text"] = json.dumps(spec)
-        return json.loads(fn(json.dumps(job)))
+        try:
+            return json.loads(fn(json.dumps(job)))
+        except KerneltimeError as e:
+            if spec is None:
+                raise
+            raise KerneltimeError(_keyword_names(str(e))) from None
+
+
+# The fields of the FAIR spec built from rank()'s keywords, as those keywords.
+_KEYWORDS = [
+    ("tune_params: ", ""),
+    ("ConfigurationSpace.Conditions", "restrictions"),
+    ("ConfigurationSpace.TuningParameters", "tune_params"),
+    ("KernelSpecification.GridDivX", "grid_div_x"),
+    ("KernelSpecification.GridDivY", "grid_div_y"),
+    ("KernelSpecification.GridDivZ", "grid_div_z"),
+    ("KernelSpecification.LocalSize", "block_size_names"),
+    ("KernelSpecification.ProblemSize", "problem_size"),
+    ("KernelSpecification.KernelName", "kernel_name"),
+    ("KernelSpecification.Language", "lang"),
+]
+
+
+def _keyword_names(message):
+    """An error about a spec built from keywords, in the keywords' names (the index of a
+    restriction counts the expression strings)."""
+    for field, keyword in _KEYWORDS:
+        message = message.replace(field, keyword)
+    return message
 
 
 # --- predict -----------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ Kernel Tuner is not imported here: the restriction is a plain function of a dict
 values, the form Kernel Tuner accepts for ``restrictions``.
 """
 
-from . import KerneltimeError, rank
+from . import KerneltimeError, rank_report
 
 __all__ = ["top_k", "top_k_restriction"]
 
@@ -31,9 +31,9 @@ def top_k(k, *args, **kwargs):
     device = kwargs.get("device")
     if device is None or (not isinstance(device, str) and len(device) != 1):
         raise KerneltimeError("top_k ranks for one GPU: give device=\"NAME\"")
-    rows = rank(*args, top=int(k), **kwargs)
-    params = list(args[4]) if len(args) > 4 else list(kwargs["tune_params"])
-    return [{n: r[n] for n in params} for r in rows]
+    report = rank_report(*args, top=int(k), **kwargs)
+    names = report["param_names"]
+    return [{n: r[n] for n in names} for r in report["rows"]]
 
 
 def top_k_restriction(k, *args, **kwargs):

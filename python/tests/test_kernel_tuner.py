@@ -22,8 +22,8 @@ import kerneltime.kernel_tuner as ktk  # noqa: E402
 DEVICE = "RTX 2080 Ti"
 CACHE = TUNING / "caches" / "convolution_RTX_2080_Ti.json.gz"
 # Configurations kerneltime ranks (a seeded sample of the space) and the k it keeps.
-SAMPLE = int(os.environ.get("KERNELTIME_KT_SAMPLE", "30"))
-K = int(os.environ.get("KERNELTIME_KT_TOP", "5"))
+SAMPLE = int(os.environ.get("KERNELTIME_KT_SAMPLE", "20"))
+K = int(os.environ.get("KERNELTIME_KT_TOP", "4"))
 
 
 def is_time(t):

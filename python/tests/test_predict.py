@@ -12,9 +12,11 @@ BANDWIDTH_GBS = 616.0
 
 
 def saxpy(n, **kw):
+    """saxpy over n elements, from the checked-in PTX unless `source=` or `ptx=` says."""
+    if "source" not in kw:
+        kw.setdefault("ptx", SAXPY_PTX)
     return kerneltime.predict(
         "RTX 2080 Ti",
-        ptx=SAXPY_PTX,
         kernel_name="saxpy",
         grid=n // 256,
         block=256,
@@ -43,16 +45,7 @@ def test_four_times_the_data_takes_two_to_four_and_a_half_times_as_long():
 
 def test_a_ptx_file_path_gives_the_same_as_its_text():
     n = 1 << 20
-    by_text = saxpy(n)["time_us"]
-    by_path = kerneltime.predict(
-        "RTX 2080 Ti",
-        ptx=str(EXAMPLES / "saxpy.ptx"),
-        kernel_name="saxpy",
-        grid=n // 256,
-        block=256,
-        args={0: n, 1: 2.0},
-    )["time_us"]
-    assert by_text == by_path
+    assert saxpy(n)["time_us"] == saxpy(n, ptx=str(EXAMPLES / "saxpy.ptx"))["time_us"]
 
 
 def test_every_model_with_the_band():
@@ -92,14 +85,7 @@ def test_errors_are_one_line_kerneltime_errors():
 
 def test_cuda_source_compiled_in_process_matches_its_ptx(cuda):
     n = 1 << 22
-    from_source = kerneltime.predict(
-        "RTX 2080 Ti",
-        source=str(EXAMPLES / "saxpy.cu"),
-        kernel_name="saxpy",
-        grid=n // 256,
-        block=256,
-        args={0: n, 1: 2.0},
-    )
+    from_source = saxpy(n, source=str(EXAMPLES / "saxpy.cu"))
     # The same kernel as the checked-in PTX (nvcc, sm_75): the same memory traffic, so the
     # times agree to well within the difference two compilers' instruction counts make.
     from_ptx = saxpy(n)["time_us"]
@@ -118,3 +104,9 @@ def test_a_compile_error_names_the_compiler_message(cuda):
             compile_cache=False,
         )
     assert "refused" in str(e.value) and "\n" not in str(e.value)
+
+
+def test_a_missing_source_file_is_named():
+    with pytest.raises(kerneltime.KerneltimeError) as e:
+        kerneltime.predict("RTX 2080 Ti", source="no/such/kernel.cu", kernel_name="k", grid=1, block=32)
+    assert "no/such/kernel.cu: no such file" in str(e.value)

@@ -110,6 +110,7 @@ def test_input_errors_are_kerneltime_errors():
     with pytest.raises(kerneltime.KerneltimeError) as e:
         saxpy_rank(restrictions=["block_size_y <= 256"])
     assert "block_size_y" in str(e.value) and "\n" not in str(e.value)
+    assert str(e.value).startswith("restrictions[0]"), str(e.value)
     with pytest.raises(kerneltime.KerneltimeError) as e:
         saxpy_rank(device=[])
     assert "device" in str(e.value)
