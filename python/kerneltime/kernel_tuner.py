@@ -42,7 +42,8 @@ def top_k_restriction(k, *args, **kwargs):
     Takes the arguments of :func:`kerneltime.rank` (Kernel Tuner's ``tune_kernel`` order:
     kernel_name, kernel_source, problem_size, arguments, tune_params; then ``device=`` one GPU,
     ``restrictions``, ``grid_div_x/y``, ...). Returns a function ``restriction(p) -> bool`` of a
-    dict of parameter values, with ``restriction.configurations`` holding the kept
+    dict of parameter values (or of the values themselves, or keywords: each way Kernel Tuner calls
+    one), with ``restriction.configurations`` holding the kept
     configurations (fastest first). Pass it alone as ``restrictions=`` to ``tune_kernel``: it
     already implies the original restrictions."""
     kept = top_k(k, *args, **kwargs)
@@ -51,8 +52,14 @@ def top_k_restriction(k, *args, **kwargs):
     names = list(kept[0])
     allowed = {tuple(c[n] for n in names) for c in kept}
 
-    def restriction(p):
-        return tuple(p[n] for n in names) in allowed
+    def restriction(*values, **by_name):
+        # Kernel Tuner calls a restriction with a dict of the values (several parameters),
+        # with the values themselves (one parameter), or by keyword (its checks in util.py).
+        if len(values) == 1 and isinstance(values[0], dict):
+            by_name = values[0]
+        if by_name:
+            values = tuple(by_name[n] for n in names)
+        return tuple(values) in allowed
 
     restriction.configurations = kept
     return restriction

@@ -18,7 +18,7 @@ keeps its own compile cache (``compile_cache=`` a shared folder shares it).
 
 import ray as _ray
 
-from . import _apply_functions, _call, _native, _output, _prepare_rank, _rank_rows
+from . import KerneltimeError, _apply_functions, _call, _native, _output, _prepare_rank, _rank_rows
 
 __all__ = ["rank", "rank_report"]
 
@@ -46,6 +46,8 @@ def rank_report(*a, top=None, num_tasks=None, **kw):
     import time
 
     started = time.perf_counter()
+    if not _ray.is_initialized():
+        raise KerneltimeError("Ray is not running here: call ray.init() (or ray.init(address=...)) first")
     job, functions = _prepare_rank(*a, **kw)
     job = _apply_functions(job, functions)
     indices = _call(_native.select, job)

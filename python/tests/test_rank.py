@@ -120,3 +120,14 @@ def test_input_errors_are_kerneltime_errors():
     with pytest.raises(kerneltime.KerneltimeError) as e:
         saxpy_rank(model="roofline")
     assert "roofline" in str(e.value)
+
+
+def test_the_kernel_tuner_restriction_accepts_each_calling_convention(cuda):
+    import kerneltime.kernel_tuner as ktk
+
+    keep = ktk.top_k_restriction(2, spec=EXAMPLES / "saxpy-tune.json", device="RTX 2080 Ti")
+    best = [c["block_size_x"] for c in keep.configurations]
+    assert best == [r["block_size_x"] for r in saxpy_rank(top=2)]
+    other = next(b for b in BLOCKS if b not in best)
+    assert keep({"block_size_x": best[0]}) and keep(best[1]) and keep(block_size_x=best[0])
+    assert not keep({"block_size_x": other}) and not keep(other)

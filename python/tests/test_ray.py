@@ -3,11 +3,19 @@
 import pytest
 
 import kerneltime
-from conftest import EXAMPLES, need
+from conftest import EXAMPLES
 
 ray = pytest.importorskip("ray")
 
 import kerneltime.ray as ktray  # noqa: E402
+
+
+def test_without_ray_init_the_error_says_so(cuda):
+    if ray.is_initialized():
+        pytest.skip("Ray is running in this process")
+    with pytest.raises(kerneltime.KerneltimeError) as e:
+        ktray.rank(spec=EXAMPLES / "saxpy-tune.json", device="TITAN RTX")
+    assert "ray.init" in str(e.value)
 
 
 @pytest.fixture(scope="module")
@@ -38,3 +46,4 @@ def test_ray_with_a_fair_spec_and_a_sample(cuda, local_ray):
     spec = EXAMPLES / "saxpy-tune.json"
     single = kerneltime.rank(spec=spec, device="TITAN RTX", sample=4, seed=3)
     assert ktray.rank(spec=spec, device="TITAN RTX", sample=4, seed=3, num_tasks=2) == single
+
