@@ -6,8 +6,9 @@
 # Both installs are skipped when already present. The tools installed here are required:
 # KERNELTIME_REQUIRE_TOOLS makes a test that cannot find them fail instead of skipping (a failed
 # Chromium install is said, and only then is Chromium left out of the list).
-# Then: every test target (one integration-test binary, tests/it), the doc examples, and the docs
-# built with warnings as errors.
+# Then: every test target (one integration-test binary, tests/it), the doc examples, the docs
+# built with warnings as errors, and the Python package (scripts/test-python.sh: a fresh virtual
+# environment, `pip install ./python` reusing target/, Kernel Tuner and Ray from PyPI).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-gpu-toolchain.sh
@@ -23,3 +24,4 @@ export KERNELTIME_REQUIRE_TOOLS="${KERNELTIME_REQUIRE_TOOLS:-$tools}"
 cargo test --release --workspace --all-targets
 cargo test --release --workspace --doc
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
+bash scripts/test-python.sh

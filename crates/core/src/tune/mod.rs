@@ -201,7 +201,7 @@ pub fn tune(req: &TuneRequest, progress: &dyn Progress) -> Result<TuneReport> {
             "ConfigurationSpace: no configuration meets every condition",
         ));
     }
-    let selected = space::select(&valid, req.selection);
+    let selected = space::select(&valid, &req.selection)?;
     let configurations: Vec<Configuration> = selected
         .iter()
         .map(|&i| space::configuration(spec, i))
@@ -299,7 +299,7 @@ fn rank_rows(rows: &mut [Row], configurations: &[Configuration], devices: usize)
 
 /// The kernel's PTX entry: its own name, else the one C++ name it mangles to
 /// (`_Z<length><name>...`, a free function in the global namespace).
-fn find_entry_name(module: &Module, name: &str) -> std::result::Result<String, String> {
+pub fn find_entry_name(module: &Module, name: &str) -> std::result::Result<String, String> {
     let entries: Vec<&str> = module.entries().map(|f| f.name.as_str()).collect();
     if entries.contains(&name) {
         return Ok(name.to_string());

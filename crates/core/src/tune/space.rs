@@ -25,7 +25,7 @@ pub struct Configuration {
 }
 
 /// Which configurations to rank.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Selection {
     All,
     /// `n` distinct configurations drawn uniformly with a seeded generator (all when the space
@@ -34,6 +34,10 @@ pub enum Selection {
         n: usize,
         seed: u64,
     },
+    /// These configurations, by their index in the full product (a caller that filtered the
+    /// space further, e.g. by restrictions written as Python functions, or one chunk of a space
+    /// split over several machines). Each must meet the conditions.
+    Indices(Vec<u64>),
 }
 
 /// The values of the configuration at `index` of the full product.
@@ -124,10 +128,23 @@ fn walk(
     Ok(())
 }
 
-/// The selected configuration indices, ascending.
-pub fn select(valid: &[u64], selection: Selection) -> Vec<u64> {
-    match selection {
+/// The selected configuration indices, ascending. `valid` is ascending (as `enumerate` gives
+/// it); an index of `Selection::Indices` that is not in it is an error naming the index.
+pub fn select(valid: &[u64], selection: &Selection) -> Result<Vec<u64>> {
+    Ok(match *selection {
         Selection::All => valid.to_vec(),
+        Selection::Indices(ref wanted) => {
+            let mut picked = wanted.clone();
+            picked.sort_unstable();
+            picked.dedup();
+            if let Some(bad) = picked.iter().find(|i| valid.binary_search(i).is_err()) {
+                return Err(Error::invalid(
+                    "configurations",
+                    format!("configuration index {bad} is not a configuration of the space that meets every condition"),
+                ));
+            }
+            picked
+        }
         Selection::Sample { n, .. } if n >= valid.len() => valid.to_vec(),
         Selection::Sample { n, seed } => {
             // A partial Fisher-Yates shuffle: the first n positions are a uniform sample.
@@ -141,7 +158,7 @@ pub fn select(valid: &[u64], selection: Selection) -> Vec<u64> {
             picked.sort_unstable();
             picked
         }
-    }
+    })
 }
 
 #[cfg(test)]
@@ -175,19 +192,36 @@ mod tests {
     #[test]
     fn a_sample_is_distinct_sorted_and_reproducible() {
         let valid: Vec<u64> = (0..1000).map(|k| k * 3).collect();
-        let a = select(&valid, Selection::Sample { n: 50, seed: 7 });
-        let b = select(&valid, Selection::Sample { n: 50, seed: 7 });
-        let c = select(&valid, Selection::Sample { n: 50, seed: 8 });
+        let a = select(&valid, &Selection::Sample { n: 50, seed: 7 }).unwrap();
+        let b = select(&valid, &Selection::Sample { n: 50, seed: 7 }).unwrap();
+        let c = select(&valid, &Selection::Sample { n: 50, seed: 8 }).unwrap();
         assert_eq!(a, b);
         assert_ne!(a, c);
         assert_eq!(a.len(), 50);
         assert!(a.windows(2).all(|w| w[0] < w[1]));
         assert!(a.iter().all(|x| valid.contains(x)));
         assert_eq!(
-            select(&valid, Selection::Sample { n: 5000, seed: 1 }).len(),
+            select(&valid, &Selection::Sample { n: 5000, seed: 1 })
+                .unwrap()
+                .len(),
             1000
         );
-        assert_eq!(select(&valid, Selection::All), valid);
+        assert_eq!(select(&valid, &Selection::All).unwrap(), valid);
+    }
+
+    #[test]
+    fn explicit_indices_are_sorted_deduplicated_and_checked() {
+        // The valid indices of a space are multiples of 3 here.
+        let valid: Vec<u64> = (0..10).map(|k| k * 3).collect();
+        let picked = select(&valid, &Selection::Indices(vec![27, 3, 3, 0])).unwrap();
+        assert_eq!(picked, vec![0, 3, 27]);
+        // 4 is in the product but not among the valid configurations; 30 is past the end.
+        for bad in [4, 30] {
+            let e = select(&valid, &Selection::Indices(vec![0, bad]))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(&format!("index {bad} ")), "{e}");
+        }
     }
 
     #[test]
