@@ -530,7 +530,7 @@ fn predict_ptx_without_a_model_recommends_one_and_the_roofline_reads_the_emulati
     // work is one FMA (2 flops) per element.
     let n = 1u64 << 20;
     let ptx = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/saxpy.ptx");
-    let v = json(&[
+    let saxpy = [
         "predict",
         "--ptx",
         ptx,
@@ -546,8 +546,8 @@ fn predict_ptx_without_a_model_recommends_one_and_the_roofline_reads_the_emulati
         "1=2.0",
         "--device",
         "L4",
-        "--json",
-    ]);
+    ];
+    let v = json(&[&saxpy[..], &["--json"]].concat());
     let bound = &v["bound"];
     assert_eq!(
         bound["dram_bytes"].as_f64().unwrap(),
@@ -586,23 +586,7 @@ fn predict_ptx_without_a_model_recommends_one_and_the_roofline_reads_the_emulati
         trace["time_us"].as_f64().unwrap() < bound_us
     );
     // The text output heads the models with it.
-    let (code, out, err) = run(&[
-        "predict",
-        "--ptx",
-        ptx,
-        "--entry",
-        "saxpy",
-        "--grid",
-        "4096",
-        "--block",
-        "256",
-        "--arg",
-        "0=1048576",
-        "--arg",
-        "1=2.0",
-        "--device",
-        "L4",
-    ]);
+    let (code, out, err) = run(&saxpy);
     assert_eq!(code, 0, "{err}");
     assert!(
         out.lines()

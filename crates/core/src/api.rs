@@ -240,25 +240,12 @@ pub struct Recommended {
 }
 
 impl Recommended {
-    /// Models in the order they are trusted uncalibrated, from the project's accuracy harness
-    /// (README, "Accuracy"): the trace model has the smallest median error on the development
-    /// suites; the analytical models from the same traces come next, the roofline last.
-    pub const ORDER: [ModelId; 6] = [
-        ModelId::Trace,
-        ModelId::MwpCwp,
-        ModelId::HongKim,
-        ModelId::Wu,
-        ModelId::Puchala,
-        ModelId::Roofline,
-    ];
-
-    /// The first model of [`Self::ORDER`] that ran, held to the launch's bound: no launch is
+    /// The first model of [`ModelId::from_ptx`] that ran (that order is the order they are
+    /// trusted uncalibrated, from the accuracy harness), held to the launch's bound: no launch is
     /// faster than its compulsory traffic, issue and launch overhead, so a time below the bound
     /// is raised to it.
     pub fn pick(predictions: &[Prediction], bound: &LowerBound) -> Option<Recommended> {
-        let p = Self::ORDER
-            .iter()
-            .find_map(|m| predictions.iter().find(|p| p.model == *m))?;
+        let p = ModelId::from_ptx().find_map(|m| predictions.iter().find(|p| p.model == m))?;
         let raised = p.time_us + 1e-9 < bound.bound_us;
         let mut why = format!(
             "{}: the most accurate uncalibrated model that ran on this launch, by the accuracy harness",

@@ -65,7 +65,10 @@ impl ModelId {
         model(self).summary()
     }
 
-    /// The models that run on an emulated PTX launch, in the order `--model all` shows them.
+    /// The models that run on an emulated PTX launch, in the order `--model all` shows them,
+    /// which is also the order they are trusted uncalibrated (the accuracy harness in the README:
+    /// trace has the smallest median error; the analytical models from the same traces next; the
+    /// roofline last): `api::Recommended::pick` takes the first that ran.
     pub fn from_ptx() -> impl Iterator<Item = ModelId> {
         [
             ModelId::Trace,
