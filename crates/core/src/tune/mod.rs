@@ -220,7 +220,7 @@ pub fn tune(req: &TuneRequest, progress: &dyn Progress) -> Result<TuneReport> {
         .iter()
         .map(|d| (!launcher.mapped_host.is_empty()).then(|| host_link(d, req.host_link_gbs)))
         .collect();
-    let (data_hints, data) = load_hints(spec, &launcher, &req.overrides.data)?;
+    let (data_hints, data, hint_notes) = load_hints(spec, &launcher, &req.overrides.data)?;
     let cx = Context {
         req,
         model,
@@ -257,7 +257,8 @@ pub fn tune(req: &TuneRequest, progress: &dyn Progress) -> Result<TuneReport> {
     progress.finish();
     let mut rows: Vec<Row> = per_config.into_iter().flatten().collect();
     rank_rows(&mut rows, &configurations, req.devices.len());
-    let notes = cx.notes(&data_hints);
+    let mut notes = cx.notes(&data_hints);
+    notes.extend(hint_notes);
     Ok(TuneReport {
         kernel: spec.kernel.name.clone(),
         param_names: spec.params.iter().map(|p| p.name.clone()).collect(),
@@ -277,21 +278,35 @@ pub fn tune(req: &TuneRequest, progress: &dyn Progress) -> Result<TuneReport> {
 }
 
 /// The data hints in force, as written and as the emulator reads them (parameters by
-/// position): the spec's fills (files relative to the spec's folder), each replaced by the
-/// caller's hint for the same parameter (files relative to the working directory).
+/// position), and notes on spec fills left out: the spec's fills (files relative to the
+/// spec's folder), each replaced by the caller's hint for the same parameter (files relative
+/// to the working directory). A caller's hint that names no parameter is an error; a spec
+/// fill that names none is left out with a note (a spec may list buffers the kernel does not
+/// take as parameters).
 fn load_hints(
     spec: &TuneSpec,
     launcher: &Launcher,
     given: &[DataArg],
-) -> Result<(Vec<DataArg>, Vec<BufferHint>)> {
+) -> Result<(Vec<DataArg>, Vec<BufferHint>, Vec<String>)> {
     let spec_dir = Path::new(&spec.origin).parent();
     let kernel = &spec.kernel.name;
     let mut out: Vec<(usize, DataArg, BufferHint)> = Vec::new();
+    let mut notes = Vec::new();
     let from_spec = spec::spec_data_hints(spec)
         .into_iter()
-        .map(|h| (h, spec_dir));
-    for (h, base) in from_spec.chain(given.iter().map(|h| (h.clone(), None))) {
-        let p = launcher.find_param(&h.param, "data", kernel)?;
+        .map(|h| (h, spec_dir, true));
+    for (h, base, is_fill) in from_spec.chain(given.iter().map(|h| (h.clone(), None, false))) {
+        let p = match launcher.find_param(&h.param, "data", kernel) {
+            Ok(p) => p,
+            Err(_) if is_fill => {
+                notes.push(format!(
+                    "argument `{}`: its fill {} names no parameter of kernel `{kernel}`; not used",
+                    h.param, h.spec
+                ));
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
         let hint = h.spec.load(base)?;
         out.retain(|(k, _, _)| *k != p.position);
         let loaded = BufferHint {
@@ -300,7 +315,8 @@ fn load_hints(
         };
         out.push((p.position, h, loaded));
     }
-    Ok(out.into_iter().map(|(_, h, b)| (h, b)).unzip())
+    let (written, loaded) = out.into_iter().map(|(_, h, b)| (h, b)).unzip();
+    Ok((written, loaded, notes))
 }
 
 /// Gives every `ok` row its rank on its device: by predicted time, ties by configuration order.

@@ -502,6 +502,20 @@ impl Reader<'_> {
                 _ => None,
             };
             let fill_unused = match (fill_type, &fill) {
+                // A `__constant__` symbol or local memory is no pointer parameter: the
+                // emulator takes hints only for the buffers pointer arguments point to.
+                (Some(t), _)
+                    if matches!(memory, ArgumentMemory::Symbol | ArgumentMemory::Local) =>
+                {
+                    Some(format!(
+                        "FillType {t} of {} memory (not a buffer a pointer argument points to)",
+                        if memory == ArgumentMemory::Symbol {
+                            "constant"
+                        } else {
+                            "local"
+                        }
+                    ))
+                }
                 (Some(t), None) if memory != ArgumentMemory::Scalar => Some(match t {
                     "Constant" => "FillType Constant without a FillValue".to_string(),
                     "BinaryRaw" => "FillType BinaryRaw without a DataSource".to_string(),
@@ -587,13 +601,14 @@ fn check_type(ty: &str, v: &Value) -> std::result::Result<(), String> {
     }
 }
 
-/// The data hints the spec's argument fills give (an argument without a fill gives none). A
-/// `file:` path is as the spec wrote it, relative to the spec's folder.
+/// The data hints the fills of the spec's buffer (`Vector`) arguments give (an argument
+/// without a fill gives none). A `file:` path is as the spec wrote it, relative to the spec's
+/// folder.
 pub fn spec_data_hints(spec: &TuneSpec) -> Vec<DataArg> {
     spec.kernel
         .arguments
         .iter()
-        .filter(|a| a.memory != ArgumentMemory::Scalar)
+        .filter(|a| a.memory == ArgumentMemory::Vector)
         .filter_map(|a| {
             a.fill.clone().map(|fill| DataArg {
                 param: a.name.clone(),
@@ -692,6 +707,21 @@ mod tests {
         let hints = spec_data_hints(&s);
         assert_eq!(hints.len(), 1);
         assert_eq!(hints[0].to_string(), "a=uniform:0:2");
+        // A `__constant__` symbol is no buffer a pointer argument points to: no hint.
+        let text = text.replace(
+            r#""Name": "a", "Type": "float", "MemoryType": "Vector","#,
+            r#""Name": "a", "Type": "float", "MemoryType": "Vector", "MemType": "Constant","#,
+        );
+        let s = TuneSpec::parse(&text, "vadd.json").unwrap();
+        assert!(spec_data_hints(&s).is_empty());
+        let a = &s.kernel.arguments[1];
+        assert!(
+            a.fill_unused
+                .as_deref()
+                .is_some_and(|w| w.contains("constant memory")),
+            "{:?}",
+            a.fill_unused
+        );
     }
 
     #[test]
