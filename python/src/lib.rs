@@ -38,7 +38,7 @@ use kerneltime::error::{Error, Result};
 use kerneltime::model::puchala::{Builtin, PuchalaInputs};
 use kerneltime::progress::Quiet;
 use kerneltime::ptx::resources::{parse_report, KernelResources};
-use kerneltime::tune::data::DataHint;
+use kerneltime::emulate::DataArg;
 use kerneltime::tune::launch::Overrides;
 use kerneltime::tune::space::{self as tune_space, Selection};
 use kerneltime::tune::spec::TuneSpec;
@@ -185,7 +185,7 @@ impl RankJob {
             data: self
                 .data
                 .iter()
-                .map(|d| DataHint::parse("data", d))
+                .map(|d| DataArg::parse("data", d))
                 .collect::<Result<_>>()?,
             mapped_host: self.mapped_host.clone(),
         })

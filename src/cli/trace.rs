@@ -12,8 +12,8 @@ use serde_json::json;
 
 use super::print_json;
 use kerneltime::emulate::{
-    emulate_with, BufferHint, DataHint, DataSpec, Emulation, KernelArg, LaunchDims, Options,
-    Sampling, UnknownData,
+    emulate_with, BufferHint, DataArg, Emulation, KernelArg, LaunchDims, Options, Sampling,
+    UnknownData,
 };
 use kerneltime::error::{Error, Result};
 use kerneltime::ptx::ast::Module;
@@ -84,25 +84,12 @@ pub fn launch_of(grid: &str, block: &str) -> Result<LaunchDims> {
     })
 }
 
-/// Reads `--data NAME=SPEC` flags, loading the files they name.
+/// Reads `--data NAME=SPEC` flags, loading the files they name (relative to the working
+/// directory).
 pub fn data_hints(texts: &[String]) -> Result<Vec<BufferHint>> {
     texts
         .iter()
-        .map(|t| {
-            let (param, spec) = DataSpec::parse_arg(t)?;
-            let hint = match spec {
-                DataSpec::Hint(h) => h,
-                DataSpec::File(path) => {
-                    let bytes = kerneltime::error::read_capped(
-                        &path,
-                        kerneltime::emulate::hints::MAX_FILE_ELEMENTS as u64,
-                        "a data hint",
-                    )?;
-                    DataHint::from_file(&path.display().to_string(), bytes)?
-                }
-            };
-            Ok(BufferHint { param, hint })
-        })
+        .map(|t| DataArg::parse("data", t)?.load(None))
         .collect()
 }
 

@@ -21,8 +21,8 @@ use super::units::time_us;
 use kerneltime::compile::cache::default_dir;
 use kerneltime::compile::Choice;
 use kerneltime::device::{catalogue, Device};
+use kerneltime::emulate::DataArg;
 use kerneltime::error::{write_atomic, Error, Result};
-use kerneltime::tune::data::DataHint;
 use kerneltime::tune::evaluate::{evaluate, Evaluation, TopK};
 use kerneltime::tune::kt_cache::{cache_text, MeasuredCache};
 use kerneltime::tune::launch::Overrides;
@@ -115,6 +115,7 @@ fn as_flag(e: Error) -> Error {
             "arg" => "--arg",
             "define" => "--define",
             "mapped_host" => "--mapped-host",
+            "data" => "--data",
             "problem_size" => "--problem-size",
             "model" => "--model",
             "compiler" => "--compiler",
@@ -191,7 +192,7 @@ fn overrides(a: &TuneArgs) -> Result<Overrides> {
         data: a
             .data
             .iter()
-            .map(|d| DataHint::parse("--data", d))
+            .map(|d| DataArg::parse("--data", d))
             .collect::<Result<_>>()?,
         mapped_host: a.mapped_host.clone(),
     })

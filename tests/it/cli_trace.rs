@@ -601,3 +601,102 @@ fn predict_ptx_without_a_model_recommends_one_and_the_roofline_reads_the_emulati
     assert_eq!(code, 2, "{out}{err}");
     assert!(err.contains("--model") && err.contains("--ptx"), "{err}");
 }
+
+fn strs(a: &[String]) -> Vec<&str> {
+    a.iter().map(String::as_str).collect()
+}
+
+/// Per warp of `trace --json`: (global load sectors, global store sectors).
+fn sectors_per_warp(args: &[&str]) -> Vec<(u64, u64)> {
+    let v = json(args);
+    v["warps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| {
+            (
+                w["global_load_sectors"].as_u64().unwrap(),
+                w["global_store_sectors"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn data_hints_given_as_flags_decide_gathers_and_branches() {
+    // The hand-written kernels of tests/fixtures/ptx/data_hints.hand.ptx, hints named by
+    // the parameter's short name.
+    let ptx = format!("{FIX}/data_hints.hand.ptx");
+    let n = 1u64 << 22;
+    let arg = format!("n={n}");
+    let grid = (n / 256).to_string();
+    // `trace` (or `predict --model trace` on a V100) of the gather with one hint.
+    let gather = |hint: &str, cmd: &str| -> Vec<String> {
+        let mut a = vec![cmd.to_string()];
+        if cmd == "predict" {
+            a.extend(["--model", "trace", "--device", "V100", "--ptx"].map(String::from));
+        }
+        a.extend(
+            [
+                &ptx, "--entry", "gather", "--grid", &grid, "--block", "256", "--arg", &arg,
+                "--data", hint, "--json",
+            ]
+            .map(String::from),
+        );
+        a
+    };
+    // idx = const:0: per warp idx[i] is 32 x 4 B = 4 sectors, in[idx[i]] is in[0] for every
+    // lane (1 sector), out[i] 4 sectors: 5 loaded, 4 stored.
+    let zero = sectors_per_warp(&strs(&gather("idx=const:0", "trace")));
+    assert!(!zero.is_empty());
+    assert!(zero.iter().all(|&s| s == (5, 4)), "{zero:?}");
+    // idx uniform over the 2^22 elements: 32 lanes on 32 distinct sectors but for a rare
+    // collision (two of 32 draws among 2^19 sectors meet with probability 32 * 31 / 2 /
+    // 2^19 < 0.001 per warp), so 4 + 32 = 36 loaded, at least 35.
+    let random = sectors_per_warp(&strs(&gather("idx=uniform:0:4194304:7", "trace")));
+    assert_eq!(random.len(), zero.len());
+    assert!(
+        random
+            .iter()
+            .all(|&(l, s)| (35..=36).contains(&l) && s == 4),
+        "{random:?}"
+    );
+    // 36 sectors against 5 per 128 B of output: the broadcast is the faster prediction.
+    let t = |hint: &str| {
+        json(&strs(&gather(hint, "predict")))["time_us"]
+            .as_f64()
+            .unwrap()
+    };
+    let (t_zero, t_random) = (t("idx=const:0"), t("idx=uniform:0:4194304:7"));
+    assert!(
+        t_zero < t_random,
+        "broadcast {t_zero} us, random {t_random} us"
+    );
+
+    // rare_store with x all zero: `x[i] == 123.0f` is false on every lane, so the store never
+    // runs: 4 sectors loaded (x[i]), none stored. Without a hint the branch is unknown and
+    // the worst case runs it: 4 sectors stored per warp.
+    let store = |hint: Option<&str>| {
+        let mut a = vec![
+            "trace",
+            &ptx,
+            "--entry",
+            "rare_store",
+            "--grid",
+            "4096",
+            "--block",
+            "256",
+            "--arg",
+            "n=1048576",
+            "--json",
+        ];
+        if let Some(h) = hint {
+            a.extend(["--data", h]);
+        }
+        sectors_per_warp(&a)
+    };
+    let hinted = store(Some("x=const:0"));
+    assert!(hinted.iter().all(|&s| s == (4, 0)), "{hinted:?}");
+    let unhinted = store(None);
+    assert!(unhinted.iter().all(|&s| s == (4, 4)), "{unhinted:?}");
+}

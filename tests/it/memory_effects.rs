@@ -221,21 +221,34 @@ fn a_broadcast_gather_is_cheaper_than_a_random_one() {
     let n: u32 = 1 << 22;
     let gather = |hint: DataHint| {
         let em = emulate("gather", n / 256, 256, &[&format!("3={n}")], &[("1", hint)]);
-        let w = &em.warps[0];
-        // The x load is the one whose address came from idx.
-        let sectors = w.accesses[1].sectors;
-        (sectors, kernel_us(v100, &lat, &em, res(16)))
+        // Every warp of every sampled block: idx[i] and y[i] are 32 lanes x 4 B = 128 B = 4
+        // sectors each, whatever idx holds; only the x load, whose address came from idx,
+        // changes.
+        let mut x_sectors = Vec::new();
+        for w in &em.warps {
+            let global: Vec<_> = w
+                .accesses
+                .iter()
+                .filter(|a| a.space == MemSpace::Global)
+                .collect();
+            assert_eq!(global.len(), 3);
+            assert_eq!((global[0].sectors, global[2].sectors), (4, 4));
+            x_sectors.push(global[1].sectors);
+        }
+        x_sectors.sort_unstable();
+        x_sectors.dedup();
+        (x_sectors, kernel_us(v100, &lat, &em, res(16)))
     };
-    // idx all zero: every lane reads x[0], one sector. Uniform over n: 32 lanes, 32 sectors
-    // (two of 32 random floats among 2^22 share a sector with probability about
-    // 32 * 31 / 2 / 2^19 < 0.001).
+    // idx all zero: every lane of every warp reads x[0], one sector. Uniform over n: 32 lanes,
+    // 32 sectors (two of 32 random floats among 2^22 share a sector with probability about
+    // 32 * 31 / 2 / 2^19 < 0.001 per warp).
     let (s0, zero) = gather(DataHint::Const(0.0));
     let (sr, random) = gather(DataHint::Uniform {
         lo: 0.0,
         hi: f64::from(n),
         seed: 7,
     });
-    assert_eq!((s0, sr), (1, 32));
+    assert_eq!((s0, sr), (vec![1], vec![32]));
     // The random gather moves 32 sectors per 32 elements from a 16 MB table (larger than the
     // V100's 6 MB L2) against 4 for idx and 4 for y: about (32 + 8) / (1 + 8) = 4.4 times
     // the DRAM traffic of the broadcast.

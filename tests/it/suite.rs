@@ -192,7 +192,7 @@ fn hand_chosen_ratios_give_hand_computed_metrics() {
 }
 
 #[test]
-fn failures_are_counted_per_reason_and_hints_are_passed_on() {
+fn failures_are_counted_per_reason_and_hints_are_named() {
     let dir = temp_dir("suite-failures");
     let text = format!(
         r#"[defaults]
@@ -248,11 +248,11 @@ args = {{ 2 = 2.0 }}
     let csv = std::fs::read_to_string(out.join("cases.csv")).unwrap();
     let fine = csv.lines().find(|l| l.starts_with("fine,")).unwrap();
     assert!(
-        fine.contains("data hints not used yet (1 = uniform:0:1:7)"),
+        fine.contains("data hints used by the emulation: 1=uniform:0:1:7"),
         "{fine}"
     );
     assert!(
-        fine.contains("mapped host buffers (scale_param_0)"),
+        fine.contains("mapped host memory (scale_param_0) crosses the host link"),
         "{fine}"
     );
     assert!(
@@ -264,6 +264,150 @@ args = {{ 2 = 2.0 }}
         bad.contains("`nosuch` names no parameter of kernel `scale`"),
         "{bad}"
     );
+}
+
+/// The hand-written kernels of the data-hint tests.
+fn hints_ptx() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/ptx/data_hints.hand.ptx")
+        .display()
+        .to_string()
+}
+
+/// Writes a suite into a fresh folder and evaluates it with the trace model: the summary and
+/// the rows of `cases.csv` as (id, predicted_us, notes).
+fn evaluate_rows(name: &str, text: &str) -> (serde_json::Value, Vec<(String, f64, String)>) {
+    let dir = temp_dir(name);
+    let suite = write(&dir, "suite.toml", text);
+    let out = dir.join("out");
+    let v = evaluate_trace(&suite, &out, &dir.join("cache"));
+    let text = std::fs::read_to_string(out.join("cases.csv")).unwrap();
+    let mut r = csv::Reader::from_reader(text.as_bytes());
+    let rows = r
+        .records()
+        .map(|rec| {
+            let rec = rec.unwrap();
+            (
+                rec[0].to_string(),
+                rec[6].parse().unwrap_or(f64::NAN),
+                rec[10].to_string(),
+            )
+        })
+        .collect();
+    (v, rows)
+}
+
+#[test]
+fn a_case_with_data_hints_is_emulated_with_them() {
+    let ptx = hints_ptx();
+    let text = format!(
+        r#"[defaults]
+dataset = "hints"
+device = "V100"
+ptx = "{ptx}"
+entry = "gather"
+grid = 16384
+block = 256
+args = {{ n = 4194304 }}
+measured_us = 100.0
+
+[[case]]
+id = "unhinted"
+
+[[case]]
+id = "broadcast"
+data = {{ idx = "const:0" }}
+"#
+    );
+    let (v, rows) = evaluate_rows("suite-hints", &text);
+    // The hint is part of the launch: two emulations.
+    assert_eq!(v["launches"], 2, "{v}");
+    let (unhinted, broadcast) = (&rows[0], &rows[1]);
+    assert_eq!(
+        (unhinted.0.as_str(), broadcast.0.as_str()),
+        ("unhinted", "broadcast")
+    );
+    assert!(
+        broadcast
+            .2
+            .contains("data hints used by the emulation: idx=const:0"),
+        "{broadcast:?}"
+    );
+    assert!(!unhinted.2.contains("data hints"), "{unhinted:?}");
+    // Unknown indices are read as 32 scattered sectors per warp, idx = 0 as one: the hinted
+    // case is the faster, and it is what `predict --data` gives for the same launch.
+    assert!(broadcast.1 < unhinted.1, "{rows:?}");
+    let predicted = json(&[
+        "predict",
+        "--model",
+        "trace",
+        "--device",
+        "V100",
+        "--ptx",
+        &ptx,
+        "--entry",
+        "gather",
+        "--grid",
+        "16384",
+        "--block",
+        "256",
+        "--arg",
+        "n=4194304",
+        "--data",
+        "idx=const:0",
+        "--json",
+    ])["time_us"]
+        .as_f64()
+        .unwrap();
+    assert!(
+        close(broadcast.1, predicted),
+        "{} vs {predicted}",
+        broadcast.1
+    );
+}
+
+#[test]
+fn a_case_with_mapped_host_memory_is_timed_over_the_host_link() {
+    let text = format!(
+        r#"[defaults]
+dataset = "mapped"
+device = "RTX 2080 Ti"
+ptx = "{ptx}"
+entry = "rare_store"
+grid = 4096
+block = 256
+args = {{ n = 1048576 }}
+data = {{ x = "const:0" }}
+measured_us = 300.0
+
+[[case]]
+id = "device"
+
+[[case]]
+id = "mapped"
+mapped_host = ["x"]
+"#,
+        ptx = hints_ptx()
+    );
+    let (v, rows) = evaluate_rows("suite-mapped-host", &text);
+    // Mapping a buffer does not change the emulation: one launch.
+    assert_eq!(v["launches"], 1, "{v}");
+    let (device, mapped) = (&rows[0], &rows[1]);
+    // x is read once, 1,048,576 floats = 4,194,304 bytes, over the RTX 2080 Ti's PCIe 3.0
+    // x16 (compute capability 7.5): 16 lanes x 8 GT/s x 128/130 / 8 = 15.7538 GB/s per
+    // direction, so 4,194,304 / 15,753.8 = 266.24 us. Nothing is written to mapped memory
+    // (out is device memory, and x = 0 never stores).
+    let link_us: f64 = 4_194_304.0 / (16.0 * 8.0 * 128.0 / 130.0 / 8.0 * 1e3);
+    assert!((link_us - 266.24).abs() < 0.01);
+    assert!(
+        mapped.2.contains("PCIe 3.0 x16") && mapped.2.contains("(4194304 bytes read, 0 written)"),
+        "{mapped:?}"
+    );
+    assert!(!device.2.contains("host link"), "{device:?}");
+    // The headline overlaps the transfer with the kernel's work: max(model, link).
+    let expected = device.1.max(link_us);
+    assert!(device.1 < link_us, "{rows:?}");
+    assert!((mapped.1 - expected).abs() <= 1e-9 * expected, "{rows:?}");
 }
 
 #[test]

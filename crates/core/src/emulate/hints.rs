@@ -1,12 +1,15 @@
 //! Data hints: what a kernel's pointer arguments point to, as the user describes it, so that
 //! loads from those buffers return values and the addresses and branches that depend on them
-//! are exact instead of unknown.
+//! are exact instead of unknown. This module is the one reader of the hint text: `predict
+//! --data`, `trace --data`, `tune --data` (and a FAIR spec's argument fills), the suite's
+//! `data` tables and the Python binding all parse it here.
 //!
 //! A hint gives one value per element; the element type is the type of the load that reads it
 //! (a `ld.global.f32` reads floats, a `ld.global.u8` bytes), element `i` being the one at byte
 //! offset `i * size` from the buffer's base (the argument's address). The text form, one per
-//! pointer parameter, is `NAME=SPEC` with NAME as for `--arg` (PTX name, name without the
-//! kernel prefix, or position) and SPEC one of:
+//! pointer parameter, is `NAME=SPEC` ([`DataArg`]) with NAME as for `--arg` (PTX name, name
+//! without the kernel prefix, or position; `tune` also takes the source's parameter names) and
+//! SPEC ([`DataSpec`]) one of:
 //!
 //! - `const:V` — every element is V;
 //! - `iota[:START[:STEP]]` — element `i` is `START + i * STEP` (defaults 0 and 1);
@@ -17,16 +20,19 @@
 //!   the `i`-th number, separated by whitespace or commas), any other file raw little-endian
 //!   bytes read at the load's byte offset. Past the end of a file the values are unknown.
 //!
-//! Pure: reading the file is the caller's ([`DataSpec::File`] names it, [`DataHint::from_file`]
-//! turns its bytes into a hint). Nothing here runs a kernel.
+//! A [`DataSpec`] is the hint as written; [`DataSpec::load`] turns it into the [`DataHint`] the
+//! emulator reads, reading a file through the capped reader (`error::read_capped`, at most
+//! [`MAX_FILE_ELEMENTS`] bytes). Nothing here runs a kernel or decides which parameter a name
+//! means (that is `emulate_with`, or the caller's own parameter list).
 
-use std::path::PathBuf;
+use std::fmt;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::decode::Ty;
 use crate::error::{Error, Result};
 
-/// What a buffer holds.
+/// What a buffer holds, ready for the emulator.
 #[derive(Debug, Clone, PartialEq)]
 pub enum DataHint {
     Const(f64),
@@ -45,11 +51,24 @@ pub enum DataHint {
     Bytes(Arc<Vec<u8>>),
 }
 
-/// A parsed `SPEC`: a hint, or a file the caller must read first.
+/// A SPEC as written: what a buffer holds, before a file it names is read.
 #[derive(Debug, Clone, PartialEq)]
 pub enum DataSpec {
-    Hint(DataHint),
+    /// Every element is the value.
+    Const(f64),
+    /// Element `i` is `start + i * step`.
+    Iota { start: f64, step: f64 },
+    /// Independent uniform draws in `[lo, hi)`; seed 0 when none is given.
+    Uniform { lo: f64, hi: f64, seed: Option<u64> },
+    /// A file's contents (module doc).
     File(PathBuf),
+}
+
+/// `NAME=SPEC`: a spec for one kernel parameter.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DataArg {
+    pub param: String,
+    pub spec: DataSpec,
 }
 
 /// A hint for one kernel parameter (named as `--arg` names parameters).
@@ -62,84 +81,142 @@ pub struct BufferHint {
 /// Most text numbers or bytes a file hint may hold (256 Mi elements).
 pub const MAX_FILE_ELEMENTS: usize = 1 << 28;
 
-fn number(flag: &str, spec: &str, what: &str, text: &str) -> Result<f64> {
-    text.trim()
-        .parse::<f64>()
-        .ok()
-        .filter(|v| v.is_finite())
-        .ok_or_else(|| {
-            Error::invalid(
-                flag,
-                format!("`{spec}`: {what} `{text}` is not a finite number"),
-            )
-        })
+/// The forms a SPEC may take, for error messages.
+const FORMS: &str = "const:V, iota[:START[:STEP]], uniform:LO:HI[:SEED] or file:PATH";
+
+impl fmt::Display for DataSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DataSpec::Const(v) => write!(f, "const:{v}"),
+            DataSpec::Iota { start, step } => write!(f, "iota:{start}:{step}"),
+            DataSpec::Uniform { lo, hi, seed } => match seed {
+                Some(s) => write!(f, "uniform:{lo}:{hi}:{s}"),
+                None => write!(f, "uniform:{lo}:{hi}"),
+            },
+            DataSpec::File(p) => write!(f, "file:{}", p.display()),
+        }
+    }
 }
 
-impl DataSpec {
-    /// Reads `NAME=SPEC` (module doc); errors name `data`.
-    pub fn parse_arg(text: &str) -> Result<(String, DataSpec)> {
-        const FLAG: &str = "data";
+impl fmt::Display for DataArg {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}={}", self.param, self.spec)
+    }
+}
+
+impl DataArg {
+    /// Reads `NAME=SPEC` (module doc); errors name `field` (the input or flag that gave it).
+    pub fn parse(field: &str, text: &str) -> Result<DataArg> {
         let (name, spec) = text.split_once('=').ok_or_else(|| {
             Error::invalid(
-                FLAG,
-                format!("expected NAME=SPEC (SPEC: const:V, iota[:START[:STEP]], uniform:LO:HI[:SEED] or file:PATH), got `{text}`"),
+                field,
+                format!("expected NAME=SPEC (SPEC: {FORMS}), got `{text}`"),
             )
         })?;
         let name = name.trim();
         if name.is_empty() {
-            return Err(Error::invalid(FLAG, format!("`{text}` names no parameter")));
+            return Err(Error::invalid(field, format!("`{text}` names no argument")));
         }
-        Ok((name.to_string(), DataSpec::parse(spec.trim())?))
+        Ok(DataArg {
+            param: name.to_string(),
+            spec: DataSpec::parse(field, spec.trim())?,
+        })
     }
 
-    /// Reads a SPEC (module doc).
-    pub fn parse(spec: &str) -> Result<DataSpec> {
-        const FLAG: &str = "data";
+    /// The hint for the emulator, a relative file path taken from `base` (module doc).
+    pub fn load(&self, base: Option<&Path>) -> Result<BufferHint> {
+        Ok(BufferHint {
+            param: self.param.clone(),
+            hint: self.spec.load(base)?,
+        })
+    }
+}
+
+impl DataSpec {
+    /// Reads a SPEC (module doc); errors name `field`.
+    pub fn parse(field: &str, spec: &str) -> Result<DataSpec> {
         if let Some(path) = spec.strip_prefix("file:") {
             if path.trim().is_empty() {
-                return Err(Error::invalid(FLAG, "`file:` needs a path"));
+                return Err(Error::invalid(field, "`file:` needs a path"));
             }
             return Ok(DataSpec::File(PathBuf::from(path)));
         }
         let parts: Vec<&str> = spec.split(':').collect();
-        let num = |k: usize, what: &str| number(FLAG, spec, what, parts[k]);
-        let hint = match parts[0] {
-            "const" if parts.len() == 2 => DataHint::Const(num(1, "value")?),
-            "iota" if parts.len() <= 3 => DataHint::Iota {
+        let num = |k: usize, what: &str| -> Result<f64> {
+            let text = parts[k];
+            finite(text).ok_or_else(|| {
+                Error::invalid(
+                    field,
+                    format!("`{spec}`: {what} `{text}` is not a finite number"),
+                )
+            })
+        };
+        Ok(match parts[0] {
+            "const" if parts.len() == 2 => DataSpec::Const(num(1, "the value")?),
+            "iota" if parts.len() <= 3 => DataSpec::Iota {
                 start: if parts.len() > 1 {
-                    num(1, "start")?
+                    num(1, "START")?
                 } else {
                     0.0
                 },
-                step: if parts.len() > 2 { num(2, "step")? } else { 1.0 },
+                step: if parts.len() > 2 {
+                    num(2, "STEP")?
+                } else {
+                    1.0
+                },
             },
             "uniform" if parts.len() == 3 || parts.len() == 4 => {
-                let (lo, hi) = (num(1, "low end")?, num(2, "high end")?);
+                let (lo, hi) = (num(1, "LO")?, num(2, "HI")?);
                 if hi <= lo {
                     return Err(Error::invalid(
-                        FLAG,
-                        format!("`{spec}`: the range [LO, HI) is empty (HI must exceed LO)"),
+                        field,
+                        format!("`{spec}`: the range [LO, HI) is empty (the upper bound HI must exceed the lower bound LO)"),
                     ));
                 }
                 let seed = match parts.get(3) {
-                    Some(s) => s.trim().parse::<u64>().map_err(|_| {
+                    Some(s) => Some(s.trim().parse::<u64>().map_err(|_| {
                         Error::invalid(
-                            FLAG,
-                            format!("`{spec}`: seed `{s}` is not a whole number"),
+                            field,
+                            format!("`{spec}`: the seed `{s}` is not a whole number"),
                         )
-                    })?,
-                    None => 0,
+                    })?),
+                    None => None,
                 };
-                DataHint::Uniform { lo, hi, seed }
+                DataSpec::Uniform { lo, hi, seed }
             }
             _ => {
                 return Err(Error::invalid(
-                    FLAG,
-                    format!("`{spec}` is not const:V, iota[:START[:STEP]], uniform:LO:HI[:SEED] or file:PATH"),
+                    field,
+                    format!("`{spec}` is not a data hint; write {FORMS}"),
                 ))
             }
-        };
-        Ok(DataSpec::Hint(hint))
+        })
+    }
+
+    /// The hint for the emulator: values as given, a file read (relative to `base` when
+    /// given) with the capped reader.
+    pub fn load(&self, base: Option<&Path>) -> Result<DataHint> {
+        Ok(match self {
+            DataSpec::Const(v) => DataHint::Const(*v),
+            DataSpec::Iota { start, step } => DataHint::Iota {
+                start: *start,
+                step: *step,
+            },
+            DataSpec::Uniform { lo, hi, seed } => DataHint::Uniform {
+                lo: *lo,
+                hi: *hi,
+                seed: seed.unwrap_or(0),
+            },
+            DataSpec::File(path) => {
+                let path = match base {
+                    Some(b) if path.is_relative() => b.join(path),
+                    _ => path.clone(),
+                };
+                let bytes =
+                    crate::error::read_capped(&path, MAX_FILE_ELEMENTS as u64, "a data hint")?;
+                DataHint::from_file(&path.display().to_string(), bytes)?
+            }
+        })
     }
 }
 
@@ -162,16 +239,12 @@ impl DataHint {
                 .split(|c: char| c == ',' || c.is_whitespace())
                 .filter(|w| !w.is_empty())
             {
-                let v = word
-                    .parse::<f64>()
-                    .ok()
-                    .filter(|v| v.is_finite())
-                    .ok_or_else(|| {
-                        Error::file(
-                            origin,
-                            format!("line {}: `{word}` is not a finite number", n + 1),
-                        )
-                    })?;
+                let v = finite(word).ok_or_else(|| {
+                    Error::file(
+                        origin,
+                        format!("line {}: `{word}` is not a finite number", n + 1),
+                    )
+                })?;
                 values.push(v);
                 if values.len() > MAX_FILE_ELEMENTS {
                     return Err(Error::file(
@@ -231,6 +304,11 @@ impl DataHint {
     }
 }
 
+/// A finite number written as text (surrounding blanks allowed).
+fn finite(text: &str) -> Option<f64> {
+    text.trim().parse::<f64>().ok().filter(|v| v.is_finite())
+}
+
 /// A number as the bits of a register of type `ty`: floats rounded to the type, integers the
 /// floor of the number wrapped to the type's width (as a C cast of an integral value).
 pub(super) fn bits_of(x: f64, ty: Ty) -> Option<u64> {
@@ -277,49 +355,97 @@ mod tests {
     };
 
     #[test]
-    fn specs_parse_and_errors_name_the_flag() {
+    fn specs_parse_and_print_back() {
+        let p = |t: &str| DataArg::parse("data", t).unwrap();
         assert_eq!(
-            DataSpec::parse_arg("x=const:0").unwrap(),
-            ("x".into(), DataSpec::Hint(DataHint::Const(0.0)))
+            p("x=const:0"),
+            DataArg {
+                param: "x".into(),
+                spec: DataSpec::Const(0.0)
+            }
         );
         assert_eq!(
-            DataSpec::parse("iota").unwrap(),
-            DataSpec::Hint(DataHint::Iota {
+            p("a=iota").spec,
+            DataSpec::Iota {
                 start: 0.0,
                 step: 1.0
-            })
+            }
         );
         assert_eq!(
-            DataSpec::parse("iota:5:-2").unwrap(),
-            DataSpec::Hint(DataHint::Iota {
+            p("a=iota:5").spec,
+            DataSpec::Iota {
+                start: 5.0,
+                step: 1.0
+            }
+        );
+        assert_eq!(
+            p("a=iota:5:-2").spec,
+            DataSpec::Iota {
                 start: 5.0,
                 step: -2.0
-            })
+            }
         );
         assert_eq!(
-            DataSpec::parse("uniform:0:8:7").unwrap(),
-            DataSpec::Hint(DataHint::Uniform {
+            p("points = uniform:-1:1:7").spec,
+            DataSpec::Uniform {
+                lo: -1.0,
+                hi: 1.0,
+                seed: Some(7)
+            }
+        );
+        // A path keeps its colons.
+        assert_eq!(
+            p("b=file:/tmp/x:y.bin").spec,
+            DataSpec::File(PathBuf::from("/tmp/x:y.bin"))
+        );
+        // What is printed reads back as the same spec; a missing seed stays missing.
+        for text in [
+            "points=uniform:-1:1:7",
+            "u=uniform:0:8",
+            "c=const:2.5",
+            "i=iota:5:-2",
+            "f=file:a.bin",
+        ] {
+            assert_eq!(p(text).to_string(), text);
+            assert_eq!(p(&p(text).to_string()), p(text));
+        }
+        // Without a seed the emulator draws with seed 0.
+        assert_eq!(
+            p("u=uniform:0:8").spec.load(None).unwrap(),
+            DataHint::Uniform {
                 lo: 0.0,
                 hi: 8.0,
-                seed: 7
-            })
+                seed: 0
+            }
         );
-        assert_eq!(
-            DataSpec::parse("file:a.bin").unwrap(),
-            DataSpec::File(PathBuf::from("a.bin"))
-        );
-        for bad in [
-            "x",
-            "x=",
-            "x=const",
-            "x=uniform:3:3",
-            "x=iota:a",
-            "x=gauss:0:1",
-            "=iota",
+    }
+
+    #[test]
+    fn mistakes_are_explained_and_name_the_field() {
+        let e = |t: &str| DataArg::parse("--data", t).unwrap_err().to_string();
+        for (bad, says) in [
+            ("a", "expected NAME=SPEC"),
+            ("=const:1", "names no argument"),
+            ("a=const", "not a data hint"),
+            ("a=zeros", "`zeros` is not a data hint"),
+            ("a=const:x", "`x`"),
+            ("a=iota:1:2:3", "not a data hint"),
+            ("a=uniform:1:0", "upper bound"),
+            ("a=uniform:3:3", "upper bound"),
+            ("a=uniform:0", "not a data hint"),
+            ("a=uniform:0:1:z", "seed"),
+            ("a=gauss:0:1", "not a data hint"),
+            ("a=file:", "needs a path"),
         ] {
-            let e = DataSpec::parse_arg(bad).unwrap_err().to_string();
-            assert!(e.contains("data"), "{bad}: {e}");
+            let m = e(bad);
+            assert!(m.contains(says) && m.contains("--data"), "{bad}: {m}");
         }
+        // A file is read when loaded, relative to the base given.
+        let err = DataSpec::File(PathBuf::from("no/such.bin"))
+            .load(Some(Path::new("/nonexistent-base")))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("/nonexistent-base/no/such.bin"), "{err}");
     }
 
     #[test]

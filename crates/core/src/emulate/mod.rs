@@ -70,7 +70,7 @@ pub use args::{
     entry_diagnostic, find_entry, param_index, resolve_args, ArgValue, KernelArg, ParamValue,
     ResolvedArgs,
 };
-pub use hints::{BufferHint, DataHint, DataSpec};
+pub use hints::{BufferHint, DataArg, DataHint, DataSpec};
 pub use launch::LaunchDims;
 pub use sampling::{positions, representative, SampledBlock, Sampling};
 

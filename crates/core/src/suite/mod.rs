@@ -81,8 +81,10 @@
 //!
 //! Failed cases (unknown device, no toolchain, compile error, PTX error, emulation error, model
 //! error, a case that names no kernel parameter) are counted per reason in every group they
-//! belong to, never dropped. Data hints and mapped host buffers are read, checked against the
-//! kernel's parameters and passed on in the case's notes; the emulator does not use them yet.
+//! belong to, never dropped. Data hints (`emulate::hints`, the one reader of their text) are
+//! checked against the kernel's parameters and given to the emulator, their files read with the
+//! capped reader; the case's notes name them. Mapped host buffers add the host-link term of
+//! `tune::host_link`, the same term `tune` adds, with the same headline and band.
 //! Compilation goes through [`compile`] (external toolchain processes, cached on disk). This
 //! module does not draw tables or write files: the command line does.
 
@@ -96,9 +98,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
-
-use crate::emulate::LaunchDims;
+use crate::emulate::{DataArg, LaunchDims};
 use crate::error::Result;
 
 pub use compile::{Compiler, Toolchain};
@@ -141,8 +141,9 @@ pub struct Case {
     pub launch: LaunchDims,
     /// Kernel arguments as `NAME=VALUE`, in the form `emulate::resolve_args` takes.
     pub args: Vec<String>,
-    /// Buffer contents by parameter name.
-    pub data: Vec<(String, DataHint)>,
+    /// Buffer contents by parameter name (a file's path already joined to the suite's
+    /// folder).
+    pub data: Vec<DataArg>,
     pub registers: Amount,
     pub shared_bytes: Amount,
     pub dynamic_shared_bytes: u64,
@@ -186,140 +187,7 @@ pub enum Amount {
     Unknown,
 }
 
-/// What a buffer holds, as the user describes it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "kind", rename_all = "lowercase")]
-pub enum DataHint {
-    /// Every element is `value`.
-    Const { value: f64 },
-    /// Element `i` is `start + i * step`.
-    Iota { start: f64, step: f64 },
-    /// Uniform random values in `[lo, hi)`, drawn with `seed` when given.
-    Uniform { lo: f64, hi: f64, seed: Option<u64> },
-    /// The values in a file.
-    File { path: PathBuf },
-}
-
-impl DataHint {
-    /// Parses `const:V`, `iota[:START[:STEP]]`, `uniform:LO:HI[:SEED]` or `file:PATH` (a path
-    /// relative to `base`). The error is a sentence without the field's name.
-    pub fn parse(text: &str, base: &Path) -> std::result::Result<DataHint, String> {
-        let t = text.trim();
-        let (kind, rest) = t.split_once(':').unwrap_or((t, ""));
-        let parts: Vec<&str> = if rest.is_empty() {
-            Vec::new()
-        } else {
-            rest.split(':').collect()
-        };
-        let num = |s: &str, what: &str| -> std::result::Result<f64, String> {
-            s.trim()
-                .parse::<f64>()
-                .ok()
-                .filter(|v| v.is_finite())
-                .ok_or_else(|| format!("`{t}`: {what} `{s}` is not a finite number"))
-        };
-        match kind {
-            "const" if parts.len() == 1 => Ok(DataHint::Const {
-                value: num(parts[0], "the value")?,
-            }),
-            "iota" if parts.len() <= 2 => Ok(DataHint::Iota {
-                start: parts.first().map_or(Ok(0.0), |s| num(s, "START"))?,
-                step: parts.get(1).map_or(Ok(1.0), |s| num(s, "STEP"))?,
-            }),
-            "uniform" if parts.len() == 2 || parts.len() == 3 => {
-                let (lo, hi) = (num(parts[0], "LO")?, num(parts[1], "HI")?);
-                if lo >= hi {
-                    return Err(format!("`{t}`: LO must be below HI"));
-                }
-                let seed = match parts.get(2) {
-                    Some(s) => Some(
-                        s.trim()
-                            .parse::<u64>()
-                            .map_err(|_| format!("`{t}`: SEED `{s}` is not a whole number"))?,
-                    ),
-                    None => None,
-                };
-                Ok(DataHint::Uniform { lo, hi, seed })
-            }
-            "file" if !rest.trim().is_empty() => {
-                let path = base.join(rest.trim());
-                if !path.is_file() {
-                    return Err(format!("`{t}`: no file {}", path.display()));
-                }
-                Ok(DataHint::File { path })
-            }
-            _ => Err(format!(
-                "`{t}` is not a data hint; write const:V, iota[:START[:STEP]], uniform:LO:HI[:SEED] or file:PATH"
-            )),
-        }
-    }
-}
-
-impl fmt::Display for DataHint {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            DataHint::Const { value } => write!(f, "const:{value}"),
-            DataHint::Iota { start, step } => write!(f, "iota:{start}:{step}"),
-            DataHint::Uniform { lo, hi, seed } => match seed {
-                Some(s) => write!(f, "uniform:{lo}:{hi}:{s}"),
-                None => write!(f, "uniform:{lo}:{hi}"),
-            },
-            DataHint::File { path } => write!(f, "file:{}", path.display()),
-        }
-    }
-}
-
 /// Counts per key in first-seen order (for deterministic reports).
 pub(crate) fn bump(map: &mut BTreeMap<String, usize>, key: &str) {
     *map.entry(key.to_string()).or_insert(0) += 1;
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn data_hints_parse_and_print_back() {
-        let base = Path::new(".");
-        assert_eq!(
-            DataHint::parse("const:0", base).unwrap(),
-            DataHint::Const { value: 0.0 }
-        );
-        assert_eq!(
-            DataHint::parse("iota", base).unwrap(),
-            DataHint::Iota {
-                start: 0.0,
-                step: 1.0
-            }
-        );
-        assert_eq!(
-            DataHint::parse("iota:5:-2", base).unwrap(),
-            DataHint::Iota {
-                start: 5.0,
-                step: -2.0
-            }
-        );
-        let u = DataHint::parse("uniform:-1:1:7", base).unwrap();
-        assert_eq!(
-            u,
-            DataHint::Uniform {
-                lo: -1.0,
-                hi: 1.0,
-                seed: Some(7)
-            }
-        );
-        assert_eq!(u.to_string(), "uniform:-1:1:7");
-        for bad in [
-            "const",
-            "const:x",
-            "uniform:1:1",
-            "uniform:0",
-            "iota:1:2:3",
-            "zeros",
-            "file:",
-            "file:no/such/file",
-        ] {
-            assert!(DataHint::parse(bad, base).is_err(), "{bad} was accepted");
-        }
-    }
 }

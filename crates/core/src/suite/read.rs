@@ -7,8 +7,9 @@ use std::path::{Path, PathBuf};
 
 use super::compile::{Compiler, SourceSpec};
 use super::template::{self, Row};
-use super::{Amount, Case, DataHint, DeviceRef, KernelSource, Suite};
+use super::{Amount, Case, DeviceRef, KernelSource, Suite};
 use crate::emulate::LaunchDims;
+use crate::emulate::{DataArg, DataSpec};
 use crate::error::{Error, Result};
 use crate::fit::measurements::{read_measurements_as, Format};
 use crate::fit::split::SplitMix64;
@@ -280,6 +281,25 @@ fn scalar_text(v: &toml::Value, field: &str, at: &At) -> Result<String> {
     })
 }
 
+/// A data hint of a case (the text form of `emulate::hints`); a file is relative to the
+/// suite's folder and must exist. The error is the message without the field's name.
+fn data_spec(text: &str, base: &Path) -> std::result::Result<DataSpec, String> {
+    let spec = DataSpec::parse("data", text.trim()).map_err(|e| match e {
+        Error::InvalidInput { message, .. } => message,
+        other => other.to_string(),
+    })?;
+    match spec {
+        DataSpec::File(p) => {
+            let path = base.join(p);
+            if !path.is_file() {
+                return Err(format!("`{}`: no file {}", text.trim(), path.display()));
+            }
+            Ok(DataSpec::File(path))
+        }
+        other => Ok(other),
+    }
+}
+
 fn table<'v>(v: &'v toml::Value, field: &str, at: &At) -> Result<&'v toml::Table> {
     v.as_table().ok_or_else(|| {
         at.err(
@@ -403,10 +423,10 @@ fn read_case(
         for (k, x) in table(v, "data", at)? {
             let field = format!("data.{k}");
             let spec = text(x, &field, at)?;
-            data.push((
-                k.clone(),
-                DataHint::parse(spec, base).map_err(|m| at.err(&field, m))?,
-            ));
+            data.push(DataArg {
+                param: k.clone(),
+                spec: data_spec(spec, base).map_err(|m| at.err(&field, m))?,
+            });
         }
     }
     let device_text = text(need("device")?, "device", at)?.trim();
@@ -639,4 +659,30 @@ fn read_group(
         }
     );
     Ok((cases, note))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn data_hints_read_with_the_emulators_reader_and_files_must_exist() {
+        let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+        assert_eq!(
+            data_spec("uniform:-1:1:7", here).unwrap().to_string(),
+            "uniform:-1:1:7"
+        );
+        // A file is joined to the suite's folder.
+        assert_eq!(
+            data_spec("file:Cargo.toml", here).unwrap(),
+            DataSpec::File(here.join("Cargo.toml"))
+        );
+        let e = data_spec("file:no/such/file", here).unwrap_err();
+        assert!(e.contains("no file") && e.contains("no/such/file"), "{e}");
+        // The message has no field name: the caller adds `case N, field data.X`.
+        assert_eq!(
+            data_spec("zeros", here).unwrap_err(),
+            "`zeros` is not a data hint; write const:V, iota[:START[:STEP]], uniform:LO:HI[:SEED] or file:PATH"
+        );
+    }
 }

@@ -1,8 +1,9 @@
 //! Running a suite: resolve devices, compile each distinct source once (in parallel, cached),
 //! emulate each distinct launch once (in parallel) and predict it with every requested model on
 //! every device its cases name. Predictions go through the library's PTX path,
-//! `emulate::emulate` and `api::predict_models`; a case that cannot be predicted gets a failure with a
-//! reason, never disappears.
+//! `emulate::emulate_with` (with the case's data hints) and `api::predict_models`; a case with
+//! mapped host buffers gets the host-link term of `tune::host_link`, as `tune` does. A case that
+//! cannot be predicted gets a failure with a reason, never disappears.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -16,13 +17,14 @@ use super::summary::{self, CompileStats, SuiteEvaluation};
 use super::{Amount, Case, DeviceRef, KernelSource, Suite};
 use crate::api::{self, Kernel};
 use crate::device::{catalogue, Device};
-use crate::emulate::{emulate, KernelArg, Options};
+use crate::emulate::{emulate_with, find_entry, param_index, BufferHint, KernelArg, Options};
 use crate::error::{Error, Result};
 use crate::model::ModelId;
 use crate::progress::Progress;
 use crate::ptx::ast::Module;
 use crate::ptx::diag::Severity;
 use crate::ptx::resources::{parse_report, KernelResources};
+use crate::tune::host_link::{host_link, link_note, mapped_traffic, LinkedTime};
 
 /// Failure reasons, as counted in the summary.
 pub mod reason {
@@ -258,7 +260,7 @@ pub fn evaluate_suite(
         texts.entry(o.clone()).or_default();
         let mut args = c.args.clone();
         args.sort();
-        let data: Vec<String> = c.data.iter().map(|(k, h)| format!("{k}={h}")).collect();
+        let data: Vec<String> = c.data.iter().map(|h| h.to_string()).collect();
         let key = format!(
             "{o:?}\u{1f}{}\u{1f}{:?}\u{1f}{:?}\u{1f}{}\u{1f}{}",
             c.entry,
@@ -476,7 +478,7 @@ fn run_job(
         let bad: Vec<&str> = c
             .data
             .iter()
-            .map(|(n, _)| n.as_str())
+            .map(|h| h.param.as_str())
             .chain(c.mapped_host.iter().map(String::as_str))
             .filter(|n| !names_param(module, &entry, n))
             .collect();
@@ -492,21 +494,27 @@ fn run_job(
             continue;
         }
         if !c.data.is_empty() {
-            let hints: Vec<String> = c.data.iter().map(|(n, h)| format!("{n} = {h}")).collect();
+            let hints: Vec<String> = c.data.iter().map(|h| h.to_string()).collect();
             r.notes.push(format!(
-                "data hints not used yet ({}): the emulator treats loaded values as unknown",
+                "data hints used by the emulation: {}",
                 hints.join(", ")
             ));
         }
-        if !c.mapped_host.is_empty() {
-            r.notes.push(format!(
-                "mapped host buffers ({}) are timed as device memory: the models do not know mapped host memory yet",
-                c.mapped_host.join(", ")
-            ));
-        }
     }
+    // The cases of a job share their hints (they are part of the job's key), so a bad hint
+    // name has failed them all.
+    if skip.iter().all(|&s| s) {
+        return out;
+    }
+    let hints: Vec<BufferHint> = match c0.data.iter().map(|h| h.load(None)).collect() {
+        Ok(h) => h,
+        Err(e) => {
+            fail(&mut out, reason::BAD_CASE, &e.to_string());
+            return out;
+        }
+    };
     let em = match KernelArg::parse_all(&c0.args)
-        .and_then(|args| emulate(module, &entry, c0.launch, &args, Options::default()))
+        .and_then(|args| emulate_with(module, &entry, c0.launch, &args, &hints, Options::default()))
     {
         Ok(e) => e,
         Err(e) => {
@@ -551,11 +559,58 @@ fn run_job(
                 o
             }
         };
+        let link_us = if c.mapped_host.is_empty() {
+            None
+        } else {
+            match mapped_link_us(module, &entry, &em, &c.mapped_host, &device) {
+                Ok((us, note)) => {
+                    r.notes.push(note);
+                    Some(us)
+                }
+                Err(m) => {
+                    r.fail_all(reason::BAD_CASE, &m);
+                    continue;
+                }
+            }
+        };
         for (m, o) in r.models.iter_mut().zip(outcomes) {
-            m.outcome = o;
+            m.outcome = match (o, link_us) {
+                (Ok(t), Some(l)) => Ok(LinkedTime::new(t, l).headline_us()),
+                (o, _) => o,
+            };
         }
     }
     out
+}
+
+/// The host-link transfer of a case's mapped host buffers (`tune::host_link`, at the link
+/// the device's architecture ships with) and the note that explains it.
+fn mapped_link_us(
+    module: &Module,
+    entry: &str,
+    em: &crate::emulate::Emulation,
+    mapped: &[String],
+    device: &Device,
+) -> std::result::Result<(f64, String), String> {
+    let f = find_entry(module, entry).map_err(|e| e.to_string())?;
+    let mut positions = Vec::new();
+    for name in mapped {
+        let k = param_index(f, name, "mapped_host").map_err(|e| e.to_string())?;
+        if !positions.contains(&k) {
+            positions.push(k);
+        }
+    }
+    let link = host_link(device, None);
+    let traffic = mapped_traffic(em, &positions);
+    let us = traffic.time_us(&link);
+    let names: Vec<&str> = mapped.iter().map(String::as_str).collect();
+    let note = format!(
+        "{} ({:.0} bytes read, {:.0} written)",
+        link_note(&names, &link, (us, us)),
+        traffic.read_bytes,
+        traffic.written_bytes
+    );
+    Ok((us, note))
 }
 
 /// Every model on one launch and device: a time or a failure per model.

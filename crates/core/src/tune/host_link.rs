@@ -1,12 +1,33 @@
 //! Mapped host memory (zero-copy): a kernel that reads or writes host buffers mapped into the
-//! device moves those bytes over the host link (PCI Express) while it runs. Until the models
-//! know about it, tuning adds one term: the bytes of the mapped buffers the kernel's sampled
-//! warps touch (32-byte sectors, scaled to every block of the grid), reads and writes counted
-//! separately because the link carries each direction at full rate, over the link's bandwidth:
+//! device moves those bytes over the host link (PCI Express) while it runs. The models do not
+//! know about it, so `tune` and the measurement suite (`suite::run`) both add this module's
+//! term, through [`mapped_traffic`] and [`LinkedTime`]: the bytes of the mapped buffers the
+//! kernel's sampled warps touch (32-byte sectors, scaled to every block of the grid), reads and
+//! writes counted separately because the link carries each direction at full rate, over the
+//! link's bandwidth:
 //!
 //! ```text
 //! t_link_us = max(bytes_read, bytes_written) / (link_gbs * 1e3)
 //! ```
+//!
+//! How it combines with the model's time `t_model` is a band:
+//!
+//! ```text
+//! headline = lo = max(t_model, t_link)     the transfer overlaps the kernel's own work
+//!            hi = t_model + t_link         no overlap at all
+//! ```
+//!
+//! The headline is the overlapped end. The CUDA C++ Programming Guide (Page-Locked Host
+//! Memory, Mapped Memory) lists as an advantage of mapped memory that no streams are needed to
+//! overlap transfers with kernel execution, because the transfers the kernel itself issues
+//! overlap its execution automatically. The reads are issued by the warps themselves, as
+//! long-latency global loads that the GPU's memory controller turns into PCIe reads, so while
+//! some warps wait on the link others compute: latency hiding, as for device memory. The
+//! overlap is only partial at the edges: the first requests' round trip, and the work of the
+//! last warps after their data arrive, run with the link idle. Those are a few microseconds
+//! (one link round trip, one wave's tail), below what this term resolves, so the headline
+//! does not add them; the band's top says how much a kernel that cannot hide the link (too few
+//! warps in flight) would take.
 //!
 //! The link bandwidth is the per-direction rate of a x16 link of the PCI Express generation
 //! the GPU's architecture ships with (PCI-SIG, PCI Express Base Specification 2.0: 5 GT/s per
@@ -17,8 +38,7 @@
 //! DRAM, so the term uses the device's memory bandwidth there.
 //!
 //! What it does NOT do: change the model's own charge for those accesses (they are still
-//! counted as device-memory traffic), or model overlap between the transfer and the kernel's
-//! work; the term is added.
+//! counted as device-memory traffic as well), or model the overlap's edges (above).
 
 use crate::device::Device;
 use crate::emulate::decode::GLOBAL_STRIDE_SHIFT;
@@ -99,6 +119,53 @@ impl MappedTraffic {
     }
 }
 
+/// A prediction with the host-link term added (module doc): the headline and its band.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct LinkedTime {
+    /// The model's own time, microseconds.
+    pub model_us: f64,
+    /// The transfer over the host link alone, microseconds.
+    pub link_us: f64,
+    /// `max(model, link)`: the transfer overlaps the kernel's work (the headline).
+    pub lo_us: f64,
+    /// `model + link`: no overlap.
+    pub hi_us: f64,
+}
+
+impl LinkedTime {
+    /// The band for a model time and a link time.
+    pub fn new(model_us: f64, link_us: f64) -> LinkedTime {
+        LinkedTime {
+            model_us,
+            link_us,
+            lo_us: model_us.max(link_us),
+            hi_us: model_us + link_us,
+        }
+    }
+
+    /// The time to report: the overlapped end of the band.
+    pub fn headline_us(&self) -> f64 {
+        self.lo_us
+    }
+}
+
+/// The note that explains the term: which buffers, which link, and `link_us` (the transfer
+/// time, or a range `lo..hi` of them over several launches).
+pub fn link_note(buffers: &[&str], link: &HostLink, link_us: (f64, f64)) -> String {
+    let time = if (link_us.1 - link_us.0).abs() <= 0.05 {
+        format!("{:.1} us", link_us.1)
+    } else {
+        format!("{:.1} to {:.1} us", link_us.0, link_us.1)
+    };
+    format!(
+        "mapped host memory ({}) crosses the host link, {} at {:.2} GB/s per direction ({}): {time} of transfer; the prediction is max(model, link), the transfer overlapping the kernel's work (the CUDA Programming Guide: kernel-originated transfers of mapped memory overlap kernel execution), up to model + link with no overlap; the model still charges those accesses as device memory too",
+        buffers.join(", "),
+        link.kind,
+        link.gbs,
+        link.source
+    )
+}
+
 /// The sectors of kernel parameters `positions` (their synthetic address windows, see
 /// `emulate`) touched by the emulated warps, scaled to the whole grid.
 pub fn mapped_traffic(em: &Emulation, positions: &[usize]) -> MappedTraffic {
@@ -160,6 +227,16 @@ mod tests {
         assert_eq!(l.kind, "integrated");
         assert_eq!(l.gbs, tx2.memory_bandwidth_gbs);
         assert_eq!(host_link(&tx2, Some(12.0)).gbs, 12.0);
+    }
+
+    #[test]
+    fn the_headline_is_the_overlapped_end_of_the_band() {
+        // A 30 us kernel with a 50 us transfer: 50 us overlapped, 80 us in turn.
+        let t = LinkedTime::new(30.0, 50.0);
+        assert_eq!((t.lo_us, t.hi_us, t.headline_us()), (50.0, 80.0, 50.0));
+        // A kernel longer than its transfer hides it.
+        let t = LinkedTime::new(120.0, 50.0);
+        assert_eq!((t.lo_us, t.hi_us, t.headline_us()), (120.0, 170.0, 120.0));
     }
 
     #[test]

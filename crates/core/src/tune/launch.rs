@@ -16,10 +16,10 @@
 //!
 //! What it does NOT do: check the launch against a device (that is `tune::rank`).
 
-use super::data::DataHint;
 use super::expr::{Expr, Value};
 use super::space::Configuration;
 use super::spec::{ArgumentMemory, Formula, Language, TuneSpec};
+use crate::emulate::DataArg;
 use crate::error::{Error, Result};
 
 /// What flags (or a caller) add to or change in a spec.
@@ -33,7 +33,7 @@ pub struct Overrides {
     /// Extra preprocessor defines `NAME=VALUE` (or `NAME`, defined as 1).
     pub defines: Vec<String>,
     /// Data hints; they replace a spec argument's fill of the same name.
-    pub data: Vec<DataHint>,
+    pub data: Vec<DataArg>,
     /// Kernel arguments (names or positions) that are mapped host memory.
     pub mapped_host: Vec<String>,
 }
@@ -403,6 +403,14 @@ fn define_text(v: &Value) -> String {
     match v {
         Value::Bool(b) => u8::from(*b).to_string(),
         other => other.to_string(),
+    }
+}
+
+impl Launcher {
+    /// The kernel parameter `name` means (a name the launch knows, or a position); errors
+    /// name `field` and list the parameters.
+    pub fn find_param(&self, name: &str, field: &str, kernel: &str) -> Result<KernelParam> {
+        find_param(&self.params, name.trim(), field, kernel)
     }
 }
 

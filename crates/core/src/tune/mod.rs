@@ -8,7 +8,10 @@
 //! `cannot-launch` (the device cannot run the block: too many threads, registers or shared
 //! memory, or a grid beyond the limits), `compile-error` (the compiler refused it; the reason
 //! is its first error line) or `model-error` (the model could not predict it; never ranked).
-//! Buffers declared as mapped host memory add the host-link term of `host_link`.
+//! Data hints (the spec's argument fills, replaced by the caller's `data` of the same
+//! parameter; `emulate::hints`) are given to the emulator, so data-dependent addresses and
+//! branches follow them. Buffers declared as mapped host memory add the host-link term of
+//! `host_link` (the headline `max(model, link)`, said in the notes).
 //!
 //! Prediction follows `kerneltime predict --ptx ... --model M`: `emulate` then
 //! `model::from_trace::predict_models`. For the `trace` model only the block it simulates is
@@ -18,7 +21,6 @@
 //! files (`kt_cache` builds the Kernel Tuner cache text), or judge against measurements
 //! (`evaluate`).
 
-pub mod data;
 pub mod evaluate;
 pub mod expr;
 pub mod host_link;
@@ -28,7 +30,7 @@ pub mod space;
 pub mod spec;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
@@ -39,16 +41,16 @@ use crate::compile::cache::CompileCache;
 use crate::compile::{Choice, CompileJob, Compiler, Outcome};
 use crate::device::occupancy::{occupancy, BlockResources};
 use crate::device::{ComputeCapability, Device};
-use crate::emulate::KernelArg;
-use crate::emulate::{emulate, Emulation, LaunchDims, Options, Sampling};
+use crate::emulate::{
+    emulate_with, BufferHint, DataArg, Emulation, KernelArg, LaunchDims, Options, Sampling,
+};
 use crate::error::{Error, Result};
 use crate::model::ModelId;
 use crate::progress::Progress;
 use crate::ptx::ast::Module;
 use crate::ptx::resources::{parse_report, KernelResources};
 
-use data::DataHint;
-use host_link::{host_link, mapped_traffic, HostLink};
+use host_link::{host_link, link_note, mapped_traffic, HostLink, LinkedTime};
 use launch::{Launcher, Overrides};
 use space::{Configuration, Selection};
 use spec::TuneSpec;
@@ -130,7 +132,7 @@ pub struct TuneReport {
     pub rows: Vec<Row>,
     pub stats: TuneStats,
     /// The data hints in force (spec fills replaced by the caller's).
-    pub data_hints: Vec<DataHint>,
+    pub data_hints: Vec<DataArg>,
     pub notes: Vec<String>,
 }
 
@@ -167,10 +169,12 @@ struct Context<'a> {
     include_dir: Option<PathBuf>,
     archs: Vec<ComputeCapability>,
     links: Vec<Option<HostLink>>,
+    /// The data hints the emulator reads, parameters by position.
+    data: Vec<BufferHint>,
     compiled: AtomicU64,
     hits: AtomicU64,
     notes: Mutex<BTreeSet<String>>,
-    /// Per device: the smallest and largest host-link term added, microseconds.
+    /// Per device: the shortest and longest host-link transfer, microseconds.
     link_range: Mutex<Vec<(f64, f64)>>,
     missing_resources: AtomicU64,
 }
@@ -216,11 +220,7 @@ pub fn tune(req: &TuneRequest, progress: &dyn Progress) -> Result<TuneReport> {
         .iter()
         .map(|d| (!launcher.mapped_host.is_empty()).then(|| host_link(d, req.host_link_gbs)))
         .collect();
-    let mut data_hints = spec::spec_data_hints(spec);
-    for h in &req.overrides.data {
-        data_hints.retain(|g| g.name != h.name);
-        data_hints.push(h.clone());
-    }
+    let (data_hints, data, hint_notes) = load_hints(spec, &launcher, &req.overrides.data)?;
     let cx = Context {
         req,
         model,
@@ -235,6 +235,7 @@ pub fn tune(req: &TuneRequest, progress: &dyn Progress) -> Result<TuneReport> {
         source,
         archs,
         links,
+        data,
         compiled: AtomicU64::new(0),
         hits: AtomicU64::new(0),
         notes: Mutex::new(BTreeSet::new()),
@@ -256,7 +257,8 @@ pub fn tune(req: &TuneRequest, progress: &dyn Progress) -> Result<TuneReport> {
     progress.finish();
     let mut rows: Vec<Row> = per_config.into_iter().flatten().collect();
     rank_rows(&mut rows, &configurations, req.devices.len());
-    let notes = cx.notes(&data_hints);
+    let mut notes = cx.notes(&data_hints);
+    notes.extend(hint_notes);
     Ok(TuneReport {
         kernel: spec.kernel.name.clone(),
         param_names: spec.params.iter().map(|p| p.name.clone()).collect(),
@@ -273,6 +275,48 @@ pub fn tune(req: &TuneRequest, progress: &dyn Progress) -> Result<TuneReport> {
         data_hints,
         notes,
     })
+}
+
+/// The data hints in force, as written and as the emulator reads them (parameters by
+/// position), and notes on spec fills left out: the spec's fills (files relative to the
+/// spec's folder), each replaced by the caller's hint for the same parameter (files relative
+/// to the working directory). A caller's hint that names no parameter is an error; a spec
+/// fill that names none is left out with a note (a spec may list buffers the kernel does not
+/// take as parameters).
+fn load_hints(
+    spec: &TuneSpec,
+    launcher: &Launcher,
+    given: &[DataArg],
+) -> Result<(Vec<DataArg>, Vec<BufferHint>, Vec<String>)> {
+    let spec_dir = Path::new(&spec.origin).parent();
+    let kernel = &spec.kernel.name;
+    let mut out: Vec<(usize, DataArg, BufferHint)> = Vec::new();
+    let mut notes = Vec::new();
+    let from_spec = spec::spec_data_hints(spec)
+        .into_iter()
+        .map(|h| (h, spec_dir, true));
+    for (h, base, is_fill) in from_spec.chain(given.iter().map(|h| (h.clone(), None, false))) {
+        let p = match launcher.find_param(&h.param, "data", kernel) {
+            Ok(p) => p,
+            Err(_) if is_fill => {
+                notes.push(format!(
+                    "argument `{}`: its fill {} names no parameter of kernel `{kernel}`; not used",
+                    h.param, h.spec
+                ));
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        let hint = h.spec.load(base)?;
+        out.retain(|(k, _, _)| *k != p.position);
+        let loaded = BufferHint {
+            param: p.position.to_string(),
+            hint,
+        };
+        out.push((p.position, h, loaded));
+    }
+    let (written, loaded) = out.into_iter().map(|(_, h, b)| (h, b)).unzip();
+    Ok((written, loaded, notes))
 }
 
 /// Gives every `ok` row its rank on its device: by predicted time, ties by configuration order.
@@ -466,10 +510,14 @@ impl Context<'_> {
             ..Options::default()
         };
         let em: Emulation = match KernelArg::parse_all(args)
-            .and_then(|args| emulate(&module, &entry, launch, &args, options))
+            .and_then(|args| emulate_with(&module, &entry, launch, &args, &self.data, options))
         {
             Ok(em) => em,
             Err(e @ Error::MissingInput { .. }) => return Err(e),
+            // A hint on a parameter that is not a pointer is the caller's mistake.
+            Err(Error::InvalidInput { name, message }) if name == "data" => {
+                return Err(Error::InvalidInput { name, message })
+            }
             Err(Error::InvalidInput { name, message }) if name == "block" || name == "grid" => {
                 return Ok(all_failed(Status::CannotLaunch, &message))
             }
@@ -531,11 +579,11 @@ impl Context<'_> {
                 Ok(report) => {
                     let mut time_us = report.predictions.first().map_or(f64::NAN, |p| p.time_us);
                     if let Some(link) = &self.links[d] {
-                        let extra = traffic.time_us(link);
-                        time_us += extra;
+                        let link_us = traffic.time_us(link);
+                        time_us = LinkedTime::new(time_us, link_us).headline_us();
                         if let Ok(mut r) = self.link_range.lock() {
-                            r[d].0 = r[d].0.min(extra);
-                            r[d].1 = r[d].1.max(extra);
+                            r[d].0 = r[d].0.min(link_us);
+                            r[d].1 = r[d].1.max(link_us);
                         }
                     }
                     if let Ok(mut notes) = self.notes.lock() {
@@ -577,7 +625,7 @@ impl Context<'_> {
         Ok(out)
     }
 
-    fn notes(&self, hints: &[DataHint]) -> Vec<String> {
+    fn notes(&self, hints: &[DataArg]) -> Vec<String> {
         let req = self.req;
         let mut notes = vec![format!("compiler: {}", self.compiler.location())];
         let (compiled, hits) = (
@@ -602,9 +650,19 @@ impl Context<'_> {
         if !hints.is_empty() {
             let list: Vec<String> = hints.iter().map(|h| h.to_string()).collect();
             notes.push(format!(
-                "data hints {}: recorded; the emulator does not read buffer contents yet, so loaded values stay unknown",
+                "data hints used by the emulation: {}",
                 list.join(", ")
             ));
+        }
+        for a in &req.spec.kernel.arguments {
+            if let Some(why) = &a.fill_unused {
+                if !hints.iter().any(|h| h.param == a.name) {
+                    notes.push(format!(
+                        "argument `{}`: {why} gives no data hint; loads from it stay unknown",
+                        a.name
+                    ));
+                }
+            }
         }
         let names: Vec<&str> = self
             .launcher
@@ -619,12 +677,9 @@ impl Context<'_> {
                 };
                 if lo.is_finite() {
                     notes.push(format!(
-                        "{}: mapped host memory ({}) crosses the host link, {} at {:.2} GB/s per direction ({}): {lo:.1} to {hi:.1} us added to each prediction; the model still charges those accesses as device memory too",
+                        "{}: {}",
                         req.devices[d].name,
-                        names.join(", "),
-                        link.kind,
-                        link.gbs,
-                        link.source
+                        link_note(&names, link, (lo, hi))
                     ));
                 }
             }

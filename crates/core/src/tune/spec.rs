@@ -18,9 +18,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value as Json;
 
-use super::data::{DataHint, Fill};
 use super::expr::{Expr, Value};
 pub use crate::compile::Language;
+use crate::emulate::{DataArg, DataSpec};
 use crate::error::{Error, Result};
 
 /// An expression with the text it came from (for error messages).
@@ -71,8 +71,11 @@ pub struct Argument {
     /// Elements, evaluated with `ProblemSize` and the tuning parameters bound to their value
     /// lists (as in `max(filter_width)`); `None` when the spec gives no size.
     pub size_elements: Option<i64>,
-    /// The fill the benchmark uses, as a data hint.
-    pub fill: Option<Fill>,
+    /// The fill the benchmark uses, as a data hint, when it says what the buffer holds
+    /// (`Constant` with a `FillValue`, `Random`, `BinaryRaw` with a `DataSource`).
+    pub fill: Option<DataSpec>,
+    /// Why a `FillType` the spec gives is not a hint (`Generator`, `Script`, ...).
+    pub fill_unused: Option<String>,
     /// A scalar's value (`FillValue`).
     pub scalar: Option<f64>,
     pub mapped_host: bool,
@@ -482,10 +485,12 @@ impl Reader<'_> {
             };
             let fill_value = a.get("FillValue").and_then(Json::as_f64);
             let seed = a.get("RandomSeed").and_then(Json::as_u64);
-            let fill = match a.get("FillType").and_then(Json::as_str) {
-                Some("Constant") => fill_value.map(Fill::Const),
+            let fill_type = a.get("FillType").and_then(Json::as_str);
+            let fill = match fill_type {
+                // `Constant` with `FillValue` 0 is a zero-filled buffer: const:0.
+                Some("Constant") => fill_value.map(DataSpec::Const),
                 // The benchmarks' "Random" draws uniformly below FillValue (1 when absent).
-                Some("Random") => Some(Fill::Uniform {
+                Some("Random") => Some(DataSpec::Uniform {
                     lo: 0.0,
                     hi: fill_value.unwrap_or(1.0),
                     seed,
@@ -493,7 +498,29 @@ impl Reader<'_> {
                 Some("BinaryRaw") => a
                     .get("DataSource")
                     .and_then(Json::as_str)
-                    .map(|p| Fill::File(PathBuf::from(p))),
+                    .map(|p| DataSpec::File(PathBuf::from(p))),
+                _ => None,
+            };
+            let fill_unused = match (fill_type, &fill) {
+                // A `__constant__` symbol or local memory is no pointer parameter: the
+                // emulator takes hints only for the buffers pointer arguments point to.
+                (Some(t), _)
+                    if matches!(memory, ArgumentMemory::Symbol | ArgumentMemory::Local) =>
+                {
+                    Some(format!(
+                        "FillType {t} of {} memory (not a buffer a pointer argument points to)",
+                        if memory == ArgumentMemory::Symbol {
+                            "constant"
+                        } else {
+                            "local"
+                        }
+                    ))
+                }
+                (Some(t), None) if memory != ArgumentMemory::Scalar => Some(match t {
+                    "Constant" => "FillType Constant without a FillValue".to_string(),
+                    "BinaryRaw" => "FillType BinaryRaw without a DataSource".to_string(),
+                    other => format!("FillType {other} (its values are not known before it runs)"),
+                }),
                 _ => None,
             };
             let mapped_host = match a.get("MappedHost") {
@@ -513,6 +540,7 @@ impl Reader<'_> {
                     .map(str::to_string),
                 size_elements,
                 fill,
+                fill_unused,
                 scalar: if memory == ArgumentMemory::Scalar {
                     fill_value
                 } else {
@@ -573,16 +601,18 @@ fn check_type(ty: &str, v: &Value) -> std::result::Result<(), String> {
     }
 }
 
-/// The data hints the spec's argument fills give (an argument without a fill gives none).
-pub fn spec_data_hints(spec: &TuneSpec) -> Vec<DataHint> {
+/// The data hints the fills of the spec's buffer (`Vector`) arguments give (an argument
+/// without a fill gives none). A `file:` path is as the spec wrote it, relative to the spec's
+/// folder.
+pub fn spec_data_hints(spec: &TuneSpec) -> Vec<DataArg> {
     spec.kernel
         .arguments
         .iter()
-        .filter(|a| a.memory != ArgumentMemory::Scalar)
+        .filter(|a| a.memory == ArgumentMemory::Vector)
         .filter_map(|a| {
-            a.fill.clone().map(|fill| DataHint {
-                name: a.name.clone(),
-                fill,
+            a.fill.clone().map(|fill| DataArg {
+                param: a.name.clone(),
+                spec: fill,
             })
         })
         .collect()
@@ -645,14 +675,52 @@ mod tests {
         assert_eq!(k.arguments[2].scalar, Some(1000.0));
         let hints = spec_data_hints(&s);
         assert_eq!(hints.len(), 2);
-        assert_eq!(hints[0].fill, Fill::Const(0.0));
+        assert_eq!(hints[0].spec, DataSpec::Const(0.0));
         assert_eq!(
-            hints[1].fill,
-            Fill::Uniform {
+            hints[1].spec,
+            DataSpec::Uniform {
                 lo: 0.0,
                 hi: 2.0,
                 seed: None
             }
+        );
+    }
+
+    #[test]
+    fn fills_that_say_nothing_certain_give_no_hint_and_say_why() {
+        let text = SPEC.replace(
+            r#""FillType": "Constant", "FillValue": 0.0"#,
+            r#""FillType": "Generator""#,
+        );
+        assert_ne!(text, SPEC);
+        let s = TuneSpec::parse(&text, "vadd.json").unwrap();
+        let c = &s.kernel.arguments[0];
+        assert_eq!(c.fill, None);
+        assert!(
+            c.fill_unused
+                .as_deref()
+                .is_some_and(|w| w.contains("Generator")),
+            "{:?}",
+            c.fill_unused
+        );
+        // Only the Random fill of `a` is left.
+        let hints = spec_data_hints(&s);
+        assert_eq!(hints.len(), 1);
+        assert_eq!(hints[0].to_string(), "a=uniform:0:2");
+        // A `__constant__` symbol is no buffer a pointer argument points to: no hint.
+        let text = text.replace(
+            r#""Name": "a", "Type": "float", "MemoryType": "Vector","#,
+            r#""Name": "a", "Type": "float", "MemoryType": "Vector", "MemType": "Constant","#,
+        );
+        let s = TuneSpec::parse(&text, "vadd.json").unwrap();
+        assert!(spec_data_hints(&s).is_empty());
+        let a = &s.kernel.arguments[1];
+        assert!(
+            a.fill_unused
+                .as_deref()
+                .is_some_and(|w| w.contains("constant memory")),
+            "{:?}",
+            a.fill_unused
         );
     }
 
