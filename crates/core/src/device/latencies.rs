@@ -70,6 +70,10 @@ pub struct Latencies {
     pub convert_per_clk_sm: f64,
     /// Type conversions from and to 64-bit types, results per clock per SM.
     pub convert64_per_clk_sm: f64,
+    /// 128-byte lines (cache tags) of one warp's global or local request the SM's load/store
+    /// path handles per clock: a request that touches `k` lines holds it `k / rate` cycles (an
+    /// uncoalesced request is replayed once per line).
+    pub l1_lines_per_clk_sm: f64,
     /// Whether an ordinary `ld.global` (no `.nc`, default compiler flags) is cached in L1.
     pub global_loads_cached_in_l1: bool,
     /// Whether ordinary global loads can be cached in L1 when asked (`-Xptxas -dlcm=ca` or
@@ -104,6 +108,7 @@ pub const FIELDS: &[&str] = &[
     "shared_atomic_conflict_cycles",
     "convert_per_clk_sm",
     "convert64_per_clk_sm",
+    "l1_lines_per_clk_sm",
 ];
 
 /// Yes/no field names of [`Latencies`].
@@ -146,6 +151,7 @@ impl Latencies {
             "shared_atomic_conflict_cycles" => &mut self.shared_atomic_conflict_cycles,
             "convert_per_clk_sm" => &mut self.convert_per_clk_sm,
             "convert64_per_clk_sm" => &mut self.convert64_per_clk_sm,
+            "l1_lines_per_clk_sm" => &mut self.l1_lines_per_clk_sm,
             _ => return None,
         })
     }
@@ -518,6 +524,8 @@ mod tests {
             within("dram_efficiency", l.dram_efficiency, 0.5, 1.0);
             // 2-8 L2 slices of 32-64 B/clk per SM; Kepler's big SMX sits at the top.
             within("l2_bytes_per_clk_sm", l.l2_bytes_per_clk_sm, 4.0, 64.0);
+            // From one line every other clock (Kepler's replays) to Volta's 4 tags per clock.
+            within("l1_lines_per_clk_sm", l.l1_lines_per_clk_sm, 0.25, 8.0);
             // One L2 slice serialises same-address atomics: at most a few per clock.
             within(
                 "global_atomic_same_address_per_clk",

@@ -315,7 +315,11 @@ impl<'a> Compressor<'a> {
                     let to_dram = sectors * f64::from(h.dram);
                     // The L1, L2 and DRAM stages pipeline: a request holds the path for its
                     // slowest stage.
+                    // The load/store path also handles one 128-byte line (tag) at a time:
+                    // an uncoalesced request is replayed once per line it touches.
+                    let lines = f64::from(a.lines.max(1));
                     let mut occupy = (sectors * SECTOR / L1_BYTES_PER_CLK)
+                        .max(lines / lat.l1_lines_per_clk_sm.max(1e-9))
                         .max(to_l2 * self.l2_cycles_per_sector)
                         .max(to_dram * self.dram_cycles_per_sector)
                         .max(1.0);
