@@ -62,7 +62,29 @@ pub(super) struct WarpState {
     /// The warp's call frames (the kernel's parameter space, and callees' while they run).
     frames: frame::Frames,
     done: bool,
+    /// Shared loads that a following load may extend into one vector load ([`SharedRun`]).
+    shared_runs: Vec<SharedRun>,
 }
+
+/// A run of scalar shared loads at consecutive addresses in every lane, which ptxas issues as
+/// one vector load (`LDS.64`/`LDS.128`) when the run's start is aligned to its width: for
+/// example an unrolled `a[tx][k]` over `k` reads 4 words per lane with one instruction, whose
+/// bank conflicts are those of the 16-byte access, paid once instead of four times.
+#[derive(Debug, Clone)]
+struct SharedRun {
+    /// The access the run is timed as (index into `WarpTrace::accesses`).
+    access: u32,
+    exec: u32,
+    /// Each lane's first address.
+    start: [u64; WARP],
+    /// Bytes per lane so far.
+    width: u64,
+}
+
+/// The widest shared load ptxas forms, bytes per lane.
+const SHARED_VECTOR_BYTES: u64 = 16;
+/// Runs a warp keeps open (loads of different arrays interleave in unrolled loops).
+const SHARED_RUNS: usize = 4;
 
 /// How a frame stopped running.
 enum Stop {
@@ -272,6 +294,7 @@ impl<'a> Emulator<'a> {
             local: Memory::default(),
             frames: frame::Frames::new(self.fields.clone(), self.dec.funcs.len()),
             done: false,
+            shared_runs: Vec::new(),
         }
     }
 
@@ -508,6 +531,7 @@ impl<'a> Emulator<'a> {
                     }
                     OpK::Bar => {
                         st.trace.ops.push(op);
+                        st.shared_runs.clear();
                         self.set_unknown(&d.dst, exec);
                         if func == 0 {
                             // The other warps of the block run up to this barrier before this
@@ -694,12 +718,34 @@ impl<'a> Emulator<'a> {
                 }
             }
             if space == MemSpace::Shared {
+                if atomic == Atomic::No && d.op == OpK::Load && unknown_lanes == 0 {
+                    if self.extend_shared_run(st, exec, &lane_addr, u64::from(mem.bytes)) {
+                        // ptxas folds this load into the earlier one's vector load.
+                        op.latency = LatencyClass::Int;
+                        st.trace.ops.push(op);
+                        self.addr_scratch = addrs;
+                        return;
+                    }
+                } else {
+                    st.shared_runs.clear();
+                }
                 let ways =
                     banks::conflict_ways(&addrs, u64::from(mem.bytes), &mut self.sector_scratch)
                         .max(1)
                         + counted_unknown.min(31);
                 acc.bank_ways = ways.min(32);
                 acc.sectors = acc.bank_ways;
+                if atomic == Atomic::No && d.op == OpK::Load && unknown_lanes == 0 {
+                    if st.shared_runs.len() == SHARED_RUNS {
+                        st.shared_runs.remove(0);
+                    }
+                    st.shared_runs.push(SharedRun {
+                        access: st.trace.accesses.len() as u32,
+                        exec,
+                        start: lane_addr,
+                        width: u64::from(mem.bytes),
+                    });
+                }
             } else {
                 acc.lines =
                     coalescing::sectors_of(&addrs, u64::from(mem.bytes), &mut self.sector_scratch)
@@ -724,6 +770,42 @@ impl<'a> Emulator<'a> {
             };
         }
         st.trace.ops.push(op);
+    }
+
+    /// Whether a shared load of `bytes` per lane continues an open run (every lane reads just
+    /// past the run's end, and the longer run is still one aligned vector load); if so the
+    /// run's access is widened and its bank conflicts recounted.
+    fn extend_shared_run(
+        &mut self,
+        st: &mut WarpState,
+        exec: u32,
+        lane_addr: &[u64; WARP],
+        bytes: u64,
+    ) -> bool {
+        let lanes = || (0..WARP).filter(move |&l| exec & (1 << l) != 0);
+        let Some(k) = st.shared_runs.iter().position(|r| {
+            let width = r.width + bytes;
+            r.exec == exec
+                && width <= SHARED_VECTOR_BYTES
+                && lanes().all(|l| {
+                    lane_addr[l] == r.start[l] + r.width
+                        && r.start[l] % width.next_power_of_two() == 0
+                })
+        }) else {
+            return false;
+        };
+        let run = &mut st.shared_runs[k];
+        run.width += bytes;
+        let starts: Vec<u64> = lanes().map(|l| run.start[l]).collect();
+        let ways = banks::conflict_ways(&starts, run.width, &mut self.sector_scratch).max(1);
+        let acc = &mut st.trace.accesses[run.access as usize];
+        acc.bytes_per_lane = run.width as u16;
+        acc.bank_ways = ways.min(32);
+        acc.sectors = acc.bank_ways;
+        if run.width == SHARED_VECTOR_BYTES {
+            st.shared_runs.remove(k);
+        }
+        true
     }
 
     /// A load's values: from shared or local memory as stored, from a hinted global buffer, or
