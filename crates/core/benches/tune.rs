@@ -76,6 +76,7 @@ fn bench(c: &mut Criterion) {
         compiler: Choice::Auto,
         compile_cache: Some(cache.clone()),
         host_link_gbs: None,
+        prediction_cache: true,
     };
     // Fill the cache once.
     let first = tune(&req, &Quiet).unwrap();
