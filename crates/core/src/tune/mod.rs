@@ -251,6 +251,11 @@ struct Context<'a> {
     phase_ns: [AtomicU64; 6],
     predictions: PredictionCache,
     predictions_reused: AtomicU64,
+    /// Per device: its full description and host link, as the prediction key reads them
+    /// (formatted once, not per configuration).
+    device_keys: Vec<String>,
+    /// The data hints in force, as the prediction key reads them.
+    hints_key: String,
 }
 
 /// Ranks the selected configurations of a spec on every device.
@@ -299,6 +304,12 @@ pub fn tune(req: &TuneRequest, progress: &dyn Progress) -> Result<TuneReport> {
         data_hints.retain(|g| g.name != h.name);
         data_hints.push(h.clone());
     }
+    let device_keys: Vec<String> = req
+        .devices
+        .iter()
+        .zip(&links)
+        .map(|(d, l)| format!("{d:?}\n{l:?}"))
+        .collect();
     let cx = Context {
         req,
         model,
@@ -325,6 +336,8 @@ pub fn tune(req: &TuneRequest, progress: &dyn Progress) -> Result<TuneReport> {
                 .filter(|_| req.prediction_cache),
         ),
         predictions_reused: AtomicU64::new(0),
+        device_keys,
+        hints_key: format!("{data_hints:?}"),
         launcher,
     };
     progress.start("configurations", configurations.len() as u64);
@@ -570,9 +583,9 @@ impl Context<'_> {
             k.field(&p.position.to_string());
         }
         for &d in wanted {
-            k.field(&format!("{:?}", self.req.devices[d]))
-                .field(&format!("{:?}", self.links[d]));
+            k.field(&self.device_keys[d]);
         }
+        k.field(&self.hints_key);
         k.finish()
     }
 

@@ -4,8 +4,8 @@
 //! the compile cache's folder, named by a 128-bit FNV-1a hash of everything that decides the
 //! result: this build's sources and data (`SOURCE_HASH`, from `build.rs`), the compilation's
 //! own cache key (compiler, architecture, source, defines, options), the kernel name, the launch,
-//! the arguments, the dynamic shared memory, the model, the mapped-host arguments, and every
-//! device's full description and host link. Times are stored as their IEEE-754 bits, so a
+//! the arguments, the dynamic shared memory, the model, the mapped-host arguments, the data
+//! hints, and every device's full description and host link. Times are stored as their IEEE-754 bits, so a
 //! reused result is bit-for-bit the computed one.
 //!
 //! A file that cannot be read back (truncated, another build's, another layout) is a miss and
