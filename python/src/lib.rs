@@ -235,6 +235,7 @@ fn rank_json(job: &str) -> Result<String> {
         compiler: Choice::parse(job.compiler.as_deref().unwrap_or("auto"))?,
         compile_cache: job.cache.dir(),
         host_link_gbs: job.host_link_gbs,
+        prediction_cache: true,
     };
     let report = tune(&req, &Quiet)?;
     let rows: Vec<Json> = report

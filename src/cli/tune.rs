@@ -103,6 +103,9 @@ pub struct TuneArgs {
     /// Compile everything afresh and keep nothing.
     #[arg(long)]
     pub no_compile_cache: bool,
+    /// Predict every configuration afresh instead of reusing whole results kept in the compile cache's folder (predictions/, keyed by this build).
+    #[arg(long)]
+    pub no_prediction_cache: bool,
     /// The CUDA compiler: auto (NVRTC when found, else nvcc), nvrtc or nvcc.
     #[arg(long, default_value = "auto")]
     pub compiler: String,
@@ -243,6 +246,7 @@ pub fn run(a: &TuneArgs) -> Result<()> {
         compiler: Choice::parse(&a.compiler).map_err(as_flag)?,
         compile_cache,
         host_link_gbs: a.host_link_gbs,
+        prediction_cache: !a.no_prediction_cache,
     };
     let bar = super::progress::Bar::stderr();
     let report = tune(&req, &bar).map_err(as_flag)?;
@@ -272,6 +276,15 @@ pub fn run(a: &TuneArgs) -> Result<()> {
         s.compiled,
         s.cache_hits
     );
+    // The time per phase, for profiling (`KERNELTIME_TUNE_TIMING=1`; not part of the contract).
+    if std::env::var_os("KERNELTIME_TUNE_TIMING").is_some() {
+        let p = &s.phases;
+        eprintln!(
+            "note: thread seconds per phase: prediction cache read {:.3}, compile cache read {:.3}, compile {:.3}, parse {:.3}, emulate {:.3}, predict {:.3}",
+            p.prediction_read,
+            p.cache_read, p.compile, p.parse, p.emulate, p.predict
+        );
+    }
     if let Some(m) = &measured {
         let e = evaluate(&report, 0, m, a.top.unwrap_or(DEFAULT_EVALUATE_TOP))?;
         if a.json {

@@ -200,6 +200,51 @@ fn a_small_spec_is_ranked_end_to_end() {
 }
 
 #[test]
+fn reused_whole_predictions_are_bit_for_bit_the_computed_ones() {
+    if !have_cuda_compiler() {
+        return;
+    }
+    let dir = temp_dir("tune-prediction-cache");
+    let cache = dir.join("cc");
+    let spec = fixture("stencil.json");
+    let csv = |name: &str, extra: &[&str]| -> (String, String) {
+        let out = dir.join(name);
+        let mut args = vec![
+            "tune",
+            spec.to_str().unwrap(),
+            "--device",
+            "RTX 2080 Ti",
+            "--device",
+            "A100",
+            "--sample",
+            "12",
+            "--seed",
+            "3",
+            "--compile-cache",
+            cache.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        let (code, _, err) = run(&args);
+        assert_eq!(code, 0, "{err}");
+        (std::fs::read_to_string(out).unwrap(), err)
+    };
+    // Compiled and predicted afresh, then predicted from cached PTX (which fills the
+    // prediction cache), then whole results reused: the same bytes every time.
+    let (fresh, _) = csv("fresh.csv", &["--no-prediction-cache"]);
+    let (filled, err) = csv("filled.csv", &[]);
+    assert!(err.contains("0 whole results reused"), "{err}");
+    let (reused, err) = csv("reused.csv", &[]);
+    // 12 configurations on two architectures (sm_75, sm_80).
+    assert!(err.contains(": 24 whole results reused"), "{err}");
+    assert!(err.contains("24 results reused, 0 compiled"), "{err}");
+    assert_eq!(fresh.lines().count(), 25, "{fresh}");
+    assert_eq!(filled, fresh);
+    assert_eq!(reused, fresh);
+}
+
+#[test]
 fn the_cache_out_file_reads_back_as_kernel_tuner_measurements() {
     if !have_cuda_compiler() {
         return;

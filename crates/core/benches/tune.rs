@@ -1,13 +1,18 @@
 //! Speed of `tune` (issue 15): enumerating a space of the convolution benchmark's shape
-//! (16,896 combinations, 6,768 valid), evaluating its conditions, and ranking the 22
-//! configurations of the test fixture `tests/fixtures/tune/vadd.json` from a warm compile cache
-//! (the target is 1,000 configurations per second end to end on a warm cache). The warm bench
-//! needs a CUDA compiler once, to fill the cache; without one it is skipped with a message.
+//! (16,896 combinations, 6,768 valid), evaluating its conditions, ranking the 22
+//! configurations of the test fixture `tests/fixtures/tune/vadd.json` from a warm compile cache,
+//! and configurations per second on `tests/fixtures/tune/stencil.json` (a tiled 2-D stencil of
+//! our own in the convolution's shape, 64 configurations): cold (compiled afresh, two
+//! configurations an iteration), warm with the compile cache only (every configuration parsed,
+//! emulated and predicted) and warm with the prediction cache (whole results reused). The
+//! issue's targets (20 configurations per second cold, 1,000 warm) are read off these
+//! throughputs, never asserted. Everything but enumeration needs a CUDA compiler; without one
+//! it is skipped with a message.
 
 use std::hint::black_box;
 use std::path::PathBuf;
 
-use criterion::{criterion_group, criterion_main, Criterion};
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use kerneltime::compile::{Choice, Compiler, Language};
 use kerneltime::device::catalogue;
 use kerneltime::progress::Quiet;
@@ -76,6 +81,7 @@ fn bench(c: &mut Criterion) {
         compiler: Choice::Auto,
         compile_cache: Some(cache.clone()),
         host_link_gbs: None,
+        prediction_cache: false,
     };
     // Fill the cache once.
     let first = tune(&req, &Quiet).unwrap();
@@ -83,6 +89,38 @@ fn bench(c: &mut Criterion) {
     g.sample_size(10);
     g.bench_function("rank_22_configurations_warm_cache", |b| {
         b.iter(|| tune(black_box(&req), &Quiet).unwrap().rows.len())
+    });
+
+    // Configurations per second on the stencil fixture.
+    let stencil =
+        |selection: Selection, compile_cache: Option<PathBuf>, prediction_cache| TuneRequest {
+            spec: TuneSpec::load(&PathBuf::from(FIX).join("stencil.json")).unwrap(),
+            selection,
+            compile_cache,
+            prediction_cache,
+            ..req.clone()
+        };
+    let cold = stencil(Selection::Sample { n: 2, seed: 1 }, None, false);
+    g.throughput(Throughput::Elements(2));
+    g.bench_function("stencil_cold_configurations", |b| {
+        b.iter(|| tune(black_box(&cold), &Quiet).unwrap().rows.len())
+    });
+    let compile_warm = stencil(Selection::All, Some(cache.clone()), false);
+    let n = tune(&compile_warm, &Quiet).unwrap().rows.len();
+    assert_eq!(n, 64);
+    g.throughput(Throughput::Elements(n as u64));
+    g.bench_function("stencil_warm_compile_cache_configurations", |b| {
+        b.iter(|| tune(black_box(&compile_warm), &Quiet).unwrap().rows.len())
+    });
+    let prediction_warm = stencil(Selection::All, Some(cache.clone()), true);
+    tune(&prediction_warm, &Quiet).unwrap();
+    g.bench_function("stencil_warm_prediction_cache_configurations", |b| {
+        b.iter(|| {
+            tune(black_box(&prediction_warm), &Quiet)
+                .unwrap()
+                .rows
+                .len()
+        })
     });
     g.finish();
     let _ = std::fs::remove_dir_all(cache);

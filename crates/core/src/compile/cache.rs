@@ -18,25 +18,35 @@ use crate::error::Result;
 const FORMAT: u32 = 1;
 
 /// 128-bit FNV-1a (Fowler, Noll, Vo): offset basis and prime from the published parameters.
-struct Fnv128(u128);
+pub struct Fnv128(u128);
 
 impl Fnv128 {
     const OFFSET: u128 = 0x6c62_272e_07bb_0142_62b8_2175_6295_c58d;
     const PRIME: u128 = 0x0000_0000_0100_0000_0000_0000_0000_013b;
 
-    fn new() -> Self {
+    pub fn new() -> Self {
         Fnv128(Self::OFFSET)
     }
-    fn bytes(&mut self, data: &[u8]) {
+    pub fn bytes(&mut self, data: &[u8]) {
         for &b in data {
             self.0 ^= u128::from(b);
             self.0 = self.0.wrapping_mul(Self::PRIME);
         }
     }
     /// A field: its length, then its bytes.
-    fn field(&mut self, data: &str) {
+    pub fn field(&mut self, data: &str) {
         self.bytes(&(data.len() as u64).to_le_bytes());
         self.bytes(data.as_bytes());
+    }
+    /// The hash as 32 hex digits.
+    pub fn hex(&self) -> String {
+        format!("{:032x}", self.0)
+    }
+}
+
+impl Default for Fnv128 {
+    fn default() -> Self {
+        Self::new()
     }
 }
 
@@ -63,7 +73,7 @@ pub fn key(compiler_identity: &str, job: &CompileJob<'_>) -> String {
     for o in job.options {
         h.field(o);
     }
-    format!("{:032x}", h.0)
+    h.hex()
 }
 
 #[derive(serde::Serialize, serde::Deserialize)]

@@ -26,6 +26,7 @@ pub mod expr;
 pub mod host_link;
 pub mod kt_cache;
 pub mod launch;
+pub mod prediction_cache;
 pub mod space;
 pub mod spec;
 
@@ -52,6 +53,7 @@ use crate::ptx::resources::{parse_report, KernelResources};
 
 use host_link::{host_link, link_note, mapped_traffic, HostLink, LinkedTime};
 use launch::{Launcher, Overrides};
+use prediction_cache::{KeyBuilder, PredictionCache};
 use space::{Configuration, Selection};
 use spec::TuneSpec;
 
@@ -72,10 +74,13 @@ pub struct TuneRequest {
     pub compile_cache: Option<PathBuf>,
     /// The host link's bandwidth per direction, GB/s, when known (else by architecture).
     pub host_link_gbs: Option<f64>,
+    /// Keep and reuse whole results per configuration (`prediction_cache`) inside the compile
+    /// cache's folder; nothing without a compile cache.
+    pub prediction_cache: bool,
 }
 
 /// The verdict on one configuration on one device.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Status {
     Ok,
@@ -118,7 +123,76 @@ pub struct TuneStats {
     pub selected: usize,
     pub compiled: u64,
     pub cache_hits: u64,
+    /// Configurations (per architecture) whose whole result came from the prediction cache
+    /// (also counted in `cache_hits`).
+    pub predictions_reused: u64,
     pub wall_seconds: f64,
+    /// Thread time spent in each phase, summed over the workers (so up to the number of
+    /// threads times `wall_seconds`).
+    pub phases: PhaseSeconds,
+}
+
+/// Thread seconds per phase of a run, summed over the parallel workers.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct PhaseSeconds {
+    /// Reading whole results from the prediction cache.
+    pub prediction_read: f64,
+    /// Reading and decoding compile-cache hits.
+    pub cache_read: f64,
+    /// Compiling misses (and storing them in the cache).
+    pub compile: f64,
+    /// Parsing the PTX and the resource report, finding the entry.
+    pub parse: f64,
+    /// Emulating the launch.
+    pub emulate: f64,
+    /// The occupancy check and the model, every device.
+    pub predict: f64,
+}
+
+/// The phases of `PhaseSeconds`, as indices into `Context::phase_ns`.
+#[derive(Clone, Copy)]
+enum Phase {
+    CacheRead = 0,
+    Compile = 1,
+    Parse = 2,
+    Emulate = 3,
+    Predict = 4,
+    PredictionRead = 5,
+}
+
+/// What one compiled (or refused) configuration gave on the devices of one architecture, in
+/// the order of the devices asked for, before any of it reaches the run's counters: what the
+/// prediction cache keeps.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct ArchOutcome {
+    /// The compiler's report named no resources for the kernel.
+    missing_resources: bool,
+    devices: Vec<DeviceOutcome>,
+}
+
+/// One device's part of an `ArchOutcome`.
+#[derive(Clone, serde::Serialize, serde::Deserialize)]
+struct DeviceOutcome {
+    status: Status,
+    /// The predicted time, microseconds, as IEEE-754 bits (exact through JSON).
+    time_bits: Option<u64>,
+    reason: String,
+    /// The host-link term added, microseconds, as bits.
+    link_extra_bits: Option<u64>,
+    /// The model's notes kept for the report (without line numbers).
+    notes: Vec<String>,
+}
+
+impl DeviceOutcome {
+    fn refused(status: Status, reason: &str) -> Self {
+        DeviceOutcome {
+            status,
+            time_bits: None,
+            reason: reason.to_string(),
+            link_extra_bits: None,
+            notes: Vec::new(),
+        }
+    }
 }
 
 /// The ranked configurations.
@@ -177,6 +251,15 @@ struct Context<'a> {
     /// Per device: the shortest and longest host-link transfer, microseconds.
     link_range: Mutex<Vec<(f64, f64)>>,
     missing_resources: AtomicU64,
+    /// Nanoseconds per `Phase`.
+    phase_ns: [AtomicU64; 6],
+    predictions: PredictionCache,
+    predictions_reused: AtomicU64,
+    /// Per device: its full description and host link, as the prediction key reads them
+    /// (formatted once, not per configuration).
+    device_keys: Vec<String>,
+    /// The data hints in force, as the prediction key reads them.
+    hints_key: String,
 }
 
 /// Ranks the selected configurations of a spec on every device.
@@ -221,6 +304,12 @@ pub fn tune(req: &TuneRequest, progress: &dyn Progress) -> Result<TuneReport> {
         .map(|d| (!launcher.mapped_host.is_empty()).then(|| host_link(d, req.host_link_gbs)))
         .collect();
     let (data_hints, data, hint_notes) = load_hints(spec, &launcher, &req.overrides.data)?;
+    let device_keys: Vec<String> = req
+        .devices
+        .iter()
+        .zip(&links)
+        .map(|(d, l)| format!("{d:?}\n{l:?}"))
+        .collect();
     let cx = Context {
         req,
         model,
@@ -241,6 +330,15 @@ pub fn tune(req: &TuneRequest, progress: &dyn Progress) -> Result<TuneReport> {
         notes: Mutex::new(BTreeSet::new()),
         link_range: Mutex::new(vec![(f64::INFINITY, 0.0); req.devices.len()]),
         missing_resources: AtomicU64::new(0),
+        phase_ns: Default::default(),
+        predictions: PredictionCache::inside(
+            req.compile_cache
+                .as_deref()
+                .filter(|_| req.prediction_cache),
+        ),
+        predictions_reused: AtomicU64::new(0),
+        device_keys,
+        hints_key: format!("{data_hints:?}"),
         launcher,
     };
     progress.start("configurations", configurations.len() as u64);
@@ -270,7 +368,9 @@ pub fn tune(req: &TuneRequest, progress: &dyn Progress) -> Result<TuneReport> {
             selected: selected.len(),
             compiled: cx.compiled.load(Ordering::Relaxed),
             cache_hits: cx.hits.load(Ordering::Relaxed),
+            predictions_reused: cx.predictions_reused.load(Ordering::Relaxed),
             wall_seconds: started.elapsed().as_secs_f64(),
+            phases: cx.phases(),
         },
         data_hints,
         notes,
@@ -371,6 +471,24 @@ pub fn find_entry_name(module: &Module, name: &str) -> std::result::Result<Strin
 }
 
 impl Context<'_> {
+    /// Adds the time since `since` to `phase`.
+    fn charge(&self, phase: Phase, since: std::time::Instant) {
+        let ns = u64::try_from(since.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        self.phase_ns[phase as usize].fetch_add(ns, Ordering::Relaxed);
+    }
+
+    fn phases(&self) -> PhaseSeconds {
+        let s = |p: Phase| self.phase_ns[p as usize].load(Ordering::Relaxed) as f64 * 1e-9;
+        PhaseSeconds {
+            prediction_read: s(Phase::PredictionRead),
+            cache_read: s(Phase::CacheRead),
+            compile: s(Phase::Compile),
+            parse: s(Phase::Parse),
+            emulate: s(Phase::Emulate),
+            predict: s(Phase::Predict),
+        }
+    }
+
     fn row(&self, config: usize, device: usize, status: Status, reason: impl Into<String>) -> Row {
         Row {
             config,
@@ -432,26 +550,52 @@ impl Context<'_> {
                 options: &self.req.spec.kernel.compiler_options,
                 arch,
             };
+            let launch = LaunchDims {
+                grid: plan.grid.map(|g| g as u32),
+                block: plan.block.map(|b| b as u32),
+            };
+            let t = std::time::Instant::now();
+            let key = self.prediction_key(&job, launch, &plan.args, &wanted);
+            if let Some(outcome) = self.predictions.get::<ArchOutcome>(&key) {
+                if outcome.devices.len() == wanted.len() {
+                    self.hits.fetch_add(1, Ordering::Relaxed);
+                    self.predictions_reused.fetch_add(1, Ordering::Relaxed);
+                    for (d, row) in self.apply(c, &wanted, outcome) {
+                        rows[d] = Some(row);
+                    }
+                    self.charge(Phase::PredictionRead, t);
+                    continue;
+                }
+            }
+            let t = std::time::Instant::now();
             let (outcome, hit) = self.cache.get_or_compile(&self.compiler, &job)?;
+            self.charge(
+                if hit {
+                    Phase::CacheRead
+                } else {
+                    Phase::Compile
+                },
+                t,
+            );
             if hit {
                 self.hits.fetch_add(1, Ordering::Relaxed);
             } else {
                 self.compiled.fetch_add(1, Ordering::Relaxed);
             }
-            let (ptx, log) = match outcome {
-                Outcome::Compiled { ptx, log } => (ptx, log),
-                Outcome::Failed { reason, .. } => {
-                    for d in wanted {
-                        rows[d] = Some(self.row(c, d, Status::CompileError, reason.clone()));
-                    }
-                    continue;
+            let outcome = match outcome {
+                Outcome::Compiled { ptx, log } => {
+                    self.predict_arch(&wanted, &ptx, &log, launch, &plan.args)?
                 }
+                Outcome::Failed { reason, .. } => ArchOutcome {
+                    missing_resources: false,
+                    devices: vec![
+                        DeviceOutcome::refused(Status::CompileError, &reason);
+                        wanted.len()
+                    ],
+                },
             };
-            let launch = LaunchDims {
-                grid: plan.grid.map(|g| g as u32),
-                block: plan.block.map(|b| b as u32),
-            };
-            for (d, row) in self.predict_arch(c, &wanted, &ptx, &log, launch, &plan.args)? {
+            self.predictions.put(&key, &outcome)?;
+            for (d, row) in self.apply(c, &wanted, outcome) {
                 rows[d] = Some(row);
             }
         }
@@ -462,17 +606,81 @@ impl Context<'_> {
             .collect())
     }
 
-    /// Predicts one compiled configuration on the devices `wanted` (all of one architecture).
+    /// The prediction cache's key of one configuration on the devices `wanted` (all of one
+    /// architecture): the compilation's key and everything the prediction reads besides.
+    fn prediction_key(
+        &self,
+        job: &CompileJob<'_>,
+        launch: LaunchDims,
+        args: &[String],
+        wanted: &[usize],
+    ) -> String {
+        let spec = &self.req.spec;
+        let mut k = KeyBuilder::new();
+        k.field(&crate::compile::cache::key(self.compiler.identity(), job))
+            .field(&spec.kernel.name)
+            .field(&spec.kernel.shared_memory_bytes.to_string())
+            .field(&format!("{:?} {:?}", launch.grid, launch.block))
+            .field(&args.join("\n"))
+            .field(self.model.name());
+        for p in &self.launcher.mapped_host {
+            k.field(&p.position.to_string());
+        }
+        for &d in wanted {
+            k.field(&self.device_keys[d]);
+        }
+        k.field(&self.hints_key);
+        k.finish()
+    }
+
+    /// Turns what one configuration gave on the devices `wanted` into rows, and adds its
+    /// notes, host-link terms and missing resource report to the run's.
+    fn apply(&self, c: usize, wanted: &[usize], outcome: ArchOutcome) -> Vec<(usize, Row)> {
+        if outcome.missing_resources {
+            self.missing_resources.fetch_add(1, Ordering::Relaxed);
+        }
+        wanted
+            .iter()
+            .zip(outcome.devices)
+            .map(|(&d, o)| {
+                if let Some(extra) = o.link_extra_bits.map(f64::from_bits) {
+                    if let Ok(mut r) = self.link_range.lock() {
+                        r[d].0 = r[d].0.min(extra);
+                        r[d].1 = r[d].1.max(extra);
+                    }
+                }
+                if let Ok(mut notes) = self.notes.lock() {
+                    for n in &o.notes {
+                        if notes.len() < MAX_MODEL_NOTES {
+                            notes.insert(n.clone());
+                        }
+                    }
+                }
+                let row = Row {
+                    config: c,
+                    device: d,
+                    status: o.status,
+                    predicted_us: o.time_bits.map(f64::from_bits),
+                    rank: None,
+                    reason: o.reason,
+                };
+                (d, row)
+            })
+            .collect()
+    }
+
+    /// Predicts one compiled configuration on the devices `wanted` (all of one architecture),
+    /// touching none of the run's counters: `apply` does that.
     fn predict_arch(
         &self,
-        c: usize,
         wanted: &[usize],
         ptx: &str,
         log: &str,
         launch: LaunchDims,
         args: &[String],
-    ) -> Result<Vec<(usize, Row)>> {
+    ) -> Result<ArchOutcome> {
         let spec = &self.req.spec;
+        let t = std::time::Instant::now();
         let (module, diags) = crate::ptx::parse_bytes(ptx.as_bytes());
         let entry = find_entry_name(&module, &spec.kernel.name).map_err(|m| {
             Error::file(
@@ -480,26 +688,24 @@ impl Context<'_> {
                 format!("KernelSpecification.KernelName: {m}"),
             )
         })?;
-        let all_failed = |status: Status, why: &str| -> Vec<(usize, Row)> {
-            wanted
-                .iter()
-                .map(|&d| (d, self.row(c, d, status, why)))
-                .collect()
+        let all_failed = |status: Status, why: &str| ArchOutcome {
+            missing_resources: false,
+            devices: vec![DeviceOutcome::refused(status, why); wanted.len()],
         };
         if let Some(why) = crate::emulate::entry_diagnostic(&module, &diags, &entry) {
             return Ok(all_failed(Status::ModelError, &why));
         }
         let mut resources: Option<KernelResources> =
             parse_report(log).into_iter().find(|r| r.name == entry);
-        if resources.is_none() {
-            self.missing_resources.fetch_add(1, Ordering::Relaxed);
-        }
+        let missing_resources = resources.is_none();
         let dynamic_shared = spec.kernel.shared_memory_bytes;
         if let Some(r) = resources.as_mut() {
             if dynamic_shared > 0 {
                 r.shared_bytes = Some(r.shared_bytes.unwrap_or(0) + dynamic_shared);
             }
         }
+        self.charge(Phase::Parse, t);
+        let t = std::time::Instant::now();
         let sampling = if self.model == ModelId::Trace {
             Sampling::Representative
         } else {
@@ -519,10 +725,20 @@ impl Context<'_> {
                 return Err(Error::InvalidInput { name, message })
             }
             Err(Error::InvalidInput { name, message }) if name == "block" || name == "grid" => {
-                return Ok(all_failed(Status::CannotLaunch, &message))
+                return Ok(ArchOutcome {
+                    missing_resources,
+                    ..all_failed(Status::CannotLaunch, &message)
+                })
             }
-            Err(e) => return Ok(all_failed(Status::ModelError, &e.to_string())),
+            Err(e) => {
+                return Ok(ArchOutcome {
+                    missing_resources,
+                    ..all_failed(Status::ModelError, &e.to_string())
+                })
+            }
         };
+        self.charge(Phase::Emulate, t);
+        let t = std::time::Instant::now();
         let em = std::sync::Arc::new(em);
         let positions: Vec<usize> = self
             .launcher
@@ -531,7 +747,7 @@ impl Context<'_> {
             .map(|p| p.position)
             .collect();
         let traffic = mapped_traffic(&em, &positions);
-        let mut out = Vec::new();
+        let mut out = Vec::with_capacity(wanted.len());
         for &d in wanted {
             let device = &self.req.devices[d];
             let threads = launch.threads_per_block();
@@ -547,26 +763,21 @@ impl Context<'_> {
                 };
                 match occupancy(device, &block) {
                     Ok(o) if o.active_blocks_per_sm == 0 => {
-                        out.push((
-                            d,
-                            self.row(
-                                c,
-                                d,
-                                Status::CannotLaunch,
-                                format!(
-                                    "no block fits on an SM of {}: {} registers per thread x {threads} threads, {} bytes of shared memory (limited by {:?})",
-                                    device.name,
-                                    block.registers_per_thread,
-                                    block.shared_memory_per_block_bytes,
-                                    o.limited_by
-                                ),
+                        out.push(DeviceOutcome::refused(
+                            Status::CannotLaunch,
+                            &format!(
+                                "no block fits on an SM of {}: {} registers per thread x {threads} threads, {} bytes of shared memory (limited by {:?})",
+                                device.name,
+                                block.registers_per_thread,
+                                block.shared_memory_per_block_bytes,
+                                o.limited_by
                             ),
                         ));
                         continue;
                     }
                     Ok(_) => {}
                     Err(e) => {
-                        out.push((d, self.row(c, d, Status::CannotLaunch, e.to_string())));
+                        out.push(DeviceOutcome::refused(Status::CannotLaunch, &e.to_string()));
                         continue;
                     }
                 }
@@ -578,51 +789,47 @@ impl Context<'_> {
             match api::predict_models(&kernel, device, &[self.model], &api::Options::default()) {
                 Ok(report) => {
                     let mut time_us = report.predictions.first().map_or(f64::NAN, |p| p.time_us);
+                    let mut link_extra_bits = None;
                     if let Some(link) = &self.links[d] {
                         let link_us = traffic.time_us(link);
                         time_us = LinkedTime::new(time_us, link_us).headline_us();
-                        if let Ok(mut r) = self.link_range.lock() {
-                            r[d].0 = r[d].0.min(link_us);
-                            r[d].1 = r[d].1.max(link_us);
-                        }
+                        link_extra_bits = Some(link_us.to_bits());
                     }
-                    if let Ok(mut notes) = self.notes.lock() {
-                        for n in report.notes.iter().filter(|n| !n.starts_with("emulated ")) {
-                            if notes.len() < MAX_MODEL_NOTES {
-                                notes.insert(without_line(n).to_string());
-                            }
-                        }
-                    }
-                    if time_us.is_finite() && time_us > 0.0 {
-                        out.push((
-                            d,
-                            Row {
-                                config: c,
-                                device: d,
-                                status: Status::Ok,
-                                predicted_us: Some(time_us),
-                                rank: None,
-                                reason: String::new(),
-                            },
-                        ));
+                    let notes: Vec<String> = report
+                        .notes
+                        .iter()
+                        .filter(|n| !n.starts_with("emulated "))
+                        .map(|n| without_line(n).to_string())
+                        .collect();
+                    let (status, time_bits, reason) = if time_us.is_finite() && time_us > 0.0 {
+                        (Status::Ok, Some(time_us.to_bits()), String::new())
                     } else {
-                        out.push((
-                            d,
-                            self.row(
-                                c,
-                                d,
-                                Status::ModelError,
-                                format!("the model predicted {time_us} us"),
-                            ),
-                        ));
-                    }
+                        (
+                            Status::ModelError,
+                            None,
+                            format!("the model predicted {time_us} us"),
+                        )
+                    };
+                    out.push(DeviceOutcome {
+                        status,
+                        time_bits,
+                        reason,
+                        link_extra_bits,
+                        notes,
+                    });
                 }
                 Err(e @ Error::MissingInput { .. }) => return Err(e),
-                Err(Error::Infeasible(m)) => out.push((d, self.row(c, d, Status::CannotLaunch, m))),
-                Err(e) => out.push((d, self.row(c, d, Status::ModelError, e.to_string()))),
+                Err(Error::Infeasible(m)) => {
+                    out.push(DeviceOutcome::refused(Status::CannotLaunch, &m))
+                }
+                Err(e) => out.push(DeviceOutcome::refused(Status::ModelError, &e.to_string())),
             }
         }
-        Ok(out)
+        self.charge(Phase::Predict, t);
+        Ok(ArchOutcome {
+            missing_resources,
+            devices: out,
+        })
     }
 
     fn notes(&self, hints: &[DataArg]) -> Vec<String> {
@@ -639,6 +846,13 @@ impl Context<'_> {
             ),
             None => format!("no compile cache: {compiled} compiled"),
         });
+        if let Some(dir) = self.predictions.dir() {
+            notes.push(format!(
+                "prediction cache {}: {} whole results reused",
+                dir.display(),
+                self.predictions_reused.load(Ordering::Relaxed)
+            ));
+        }
         notes.extend(self.launcher.notes.iter().cloned());
         if req.model == "trace" {
             notes.push("the trace model emulates only the block it simulates (the interior class), which gives the time `kerneltime predict --model trace` gives".into());
