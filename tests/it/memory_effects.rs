@@ -498,3 +498,32 @@ fn a_vector_add_never_beats_the_achievable_bandwidth() {
         assert!(t >= r.bound.bound_us);
     }
 }
+
+/// The shared accesses of warp 0 of `rows` (tests/fixtures/ptx/shared_runs.hand.ptx) started
+/// `off` bytes into each lane's row: (bytes per lane, bank ways) of each.
+fn shared_runs(off: u32) -> Vec<(u16, u32)> {
+    let text = std::fs::read_to_string(format!("{FIX}/shared_runs.hand.ptx")).unwrap();
+    let m = parse(&text).0;
+    let launch = LaunchDims {
+        grid: [1, 1, 1],
+        block: [32, 1, 1],
+    };
+    let args = KernelArg::parse_all(&[&format!("1={off}")]).unwrap();
+    let em = emulate_with(&m, "rows", launch, &args, &[], Options::default()).unwrap();
+    em.warps[0]
+        .accesses
+        .iter()
+        .filter(|a| a.space == MemSpace::Shared)
+        .map(|a| (a.bytes_per_lane, a.bank_ways))
+        .collect()
+}
+
+#[test]
+fn consecutive_shared_loads_are_one_vector_load_when_aligned() {
+    // Lane l reads bytes 128 l .. 128 l + 16: words 32 l .. 32 l + 3, banks 0..3, each bank
+    // holding one word of every lane: 32 ways, paid once for the 16-byte load ptxas issues.
+    assert_eq!(shared_runs(0), vec![(16, 32)]);
+    // Started 4 bytes in, the first word cannot lead an aligned pair: LDS.32 at +4, LDS.64 at
+    // +8 (8-byte aligned), LDS.32 at +16; each of the 32 lanes in the same bank(s): 32 ways.
+    assert_eq!(shared_runs(4), vec![(4, 32), (8, 32), (4, 32)]);
+}

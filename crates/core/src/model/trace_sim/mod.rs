@@ -1256,6 +1256,64 @@ mod tests {
     use super::*;
     use crate::emulate::{emulate, LaunchDims, Options};
 
+    /// One warp load of `sectors` sectors in `lines` 128-byte lines, every sector an L2 hit,
+    /// compressed with the device's latency table: the cycles it holds the load/store path.
+    fn load_occupancy(device: &str, lines: u32, sectors: u32) -> f64 {
+        use crate::workload::trace::{MemAccess, TraceOp};
+        let d = crate::device::catalogue::find(device).unwrap();
+        let lat = crate::device::latencies::for_device(d).unwrap();
+        let w = WarpTrace {
+            threads: 32,
+            ops: vec![TraceOp {
+                instr: 0,
+                latency: LatencyClass::GlobalLoad,
+                access: 0,
+            }],
+            accesses: vec![MemAccess {
+                instr: 0,
+                space: MemSpace::Global,
+                store: false,
+                lanes: 32,
+                bytes_per_lane: 4,
+                addresses_known: true,
+                sectors,
+                lines,
+                bank_ways: 0,
+                sector_start: 0,
+                sector_end: 0,
+                atomic: Atomic::No,
+                cache: Default::default(),
+                same_address_lanes: 0,
+                distinct_addresses: 0,
+            }],
+            ..Default::default()
+        };
+        let hits = [cache::AccessHits {
+            l1: 0.0,
+            l2: 1.0,
+            dram: 0.0,
+        }];
+        // No L2 or DRAM bandwidth limit: only the L1 stage and the line rate are left.
+        let costs = Costs::new(4, 0.0, 1.0);
+        match compress(&w, &hits, &lat.values, &costs)[..] {
+            [SimOp::Global { occupy, .. }] => occupy,
+            ref ops => panic!("{ops:?}"),
+        }
+    }
+
+    #[test]
+    fn an_uncoalesced_request_holds_the_path_once_per_line() {
+        // Kepler replays a request once per 128-byte line, a line every other clock
+        // (l1_lines_per_clk_sm 0.5): 32 lines hold the path 64 cycles, where the L1 stage alone
+        // would take 32 sectors x 32 B / 128 B per clock = 8.
+        assert_eq!(load_occupancy("Tesla K20c", 32, 32), 64.0);
+        // A coalesced request (4 sectors in 1 line): max(1 line / 0.5, 4 x 32 / 128) = 2.
+        assert_eq!(load_occupancy("Tesla K20c", 1, 4), 2.0);
+        // Volta's tag stage takes 4 lines per clock: 32 lines = 8 cycles, the same as the L1
+        // stage's 8, so nothing changes there.
+        assert_eq!(load_occupancy("Tesla V100 PCIe", 32, 32), 8.0);
+    }
+
     /// A launch of a fixture kernel: (PTX file, entry, grid, block, arguments).
     type Case<'a> = (&'a str, &'a str, [u32; 3], [u32; 3], &'a [&'a str]);
 
