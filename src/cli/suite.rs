@@ -34,6 +34,10 @@ pub struct SuiteArgs {
     /// $XDG_CACHE_HOME/kerneltime/compile or ~/.cache/kerneltime/compile).
     #[arg(long, value_name = "DIR", requires = "suite")]
     pub cache_dir: Option<PathBuf>,
+    /// With --suite: most warp instructions the emulation of one launch may issue, over its
+    /// sampled warps (a launch over it fails with that reason).
+    #[arg(long, value_name = "N", requires = "suite", default_value_t = kerneltime::emulate::DEFAULT_LAUNCH_BUDGET)]
+    pub launch_budget: u64,
 }
 
 /// The default compile cache directory.
@@ -67,6 +71,10 @@ pub fn run(args: &SuiteArgs, suite_path: &Path, model: &str, json: bool) -> Resu
         models,
         toolchain: Toolchain::discover(&[&here, suite_dir]),
         cache_dir: args.cache_dir.clone().unwrap_or_else(default_cache_dir),
+        launch_budget: match args.launch_budget {
+            0 => kerneltime::emulate::DEFAULT_LAUNCH_BUDGET,
+            n => n,
+        },
     };
     let e = evaluate_suite(&suite, &opts, &Bar::stderr())?;
     if let Some(dir) = &args.out {

@@ -46,6 +46,8 @@ pub struct SuiteOptions {
     pub toolchain: Toolchain,
     /// Where compiled PTX and resource reports are kept between runs.
     pub cache_dir: PathBuf,
+    /// Most warp instructions one launch's emulation may issue (`emulate::Options`).
+    pub launch_budget: u64,
 }
 
 /// Why a model has no prediction for a case.
@@ -514,7 +516,17 @@ fn run_job(
         }
     };
     let em = match KernelArg::parse_all(&c0.args)
-        .and_then(|args| emulate_with(module, &entry, c0.launch, &args, &hints, Options::default()))
+        .and_then(|args| emulate_with(
+            module,
+            &entry,
+            c0.launch,
+            &args,
+            &hints,
+            Options {
+                launch_budget: opts.launch_budget,
+                ..Options::default()
+            },
+        ))
     {
         Ok(e) => e,
         Err(e) => {
