@@ -512,6 +512,21 @@ pub fn issue_lanes_per_sm(device: &Device) -> f64 {
     f64::from(device.cores_per_sm).min(32.0 * schedulers)
 }
 
+/// What one arithmetic warp instruction adds to a warp's time in wu2019's `Comp_cycles`, whose
+/// `CPW_C = Comp_cycles / RWP_C` lets at most one warp per scheduler compute at a time: a
+/// scheduler with `w` resident warps, each instruction depending on the one before with latency
+/// `L`, finishes `w` instructions every `max(w x issue, L)` cycles (it interleaves the warps, one
+/// instruction per cycle), so each warp's instruction costs `max(issue, L / w)`: the latency
+/// when the scheduler has one warp, one issue cycle (32 / 32 lanes, [`issue_lanes_per_sm`]) once
+/// it has `L` warps or more. The dependent latency alone charged every instruction as if its
+/// scheduler had a single warp.
+pub fn wu_cycles_per_instruction(device: &Device, lat: &DeviceLatencies, active_warps: f64) -> f64 {
+    let schedulers = f64::from(device.warp_schedulers_per_sm.max(1));
+    let issue = 32.0 / (issue_lanes_per_sm(device) / schedulers);
+    let warps_per_scheduler = (active_warps / schedulers).max(1.0);
+    issue.max(lat.fp32_dep_cycles / warps_per_scheduler)
+}
+
 /// The inputs of the four counter-driven models for one launch on one device.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct CounterInputs {
@@ -537,6 +552,7 @@ pub fn defaults_notes(device: &Device) -> Result<Vec<String>> {
             "counters path: global load/store transactions become coalesced warp memory requests at the architecture's transactions per request (avg_trans_warp = 1, uncoal_per_mw = 1), unless the row counts the requests (gld_requests, gst_requests): then those, with transactions per request = transactions / requests",
             "counters path: non-memory warp instructions are arithmetic at the dependent FP32/INT latency; ILP = MLP = 1, so each warp scheduler issues one instruction per cycle: mwp-cwp SIMD_width and hong-kim Issue_cycles use min(cores per SM, 32 x schedulers) lanes",
             "counters path: the latencies are load-to-use times (pointer-chase micro-benchmarks), so mwp-cwp's AMAT (eq 4.24) counts each level once: DRAM latency x L2 miss ratio + L2 latency x (1 - L2 miss ratio)",
+            "counters path: wu Comp_cycles = arithmetic warp instructions x max(1 issue cycle, dependent latency / active warps per scheduler) (a scheduler interleaves its warps)",
             "counters path: no synchronization, shared-memory, bank-conflict or spill cost (no counters for them)",
             "counters path: L2 miss ratio = DRAM read sectors / L2 read sectors when counted, else / sectors the loads asked for (4 per load request; on Kepler 1 per transaction, a segment of 1 to 4 sectors), clamped to 0..1; L1 miss ratio 1 (global loads bypass L1)",
             "counters path: when dram_write_transactions is absent, DRAM writes = gst_transactions (every store transaction reaches DRAM)",
@@ -641,7 +657,8 @@ pub fn inputs(device: &Device, lat: &DeviceLatencies, k: &KernelCounters) -> Res
     };
     let l = &device.limits;
     let wu = WuInputs {
-        comp_cycles: comp_per_warp * lat.fp32_dep_cycles,
+        comp_cycles: comp_per_warp
+            * wu_cycles_per_instruction(device, lat, active_blocks * warps_per_block),
         mem_insts_global: mem_per_warp,
         mem_insts_shared: 0.0,
         mem_insts_local: 0.0,
@@ -757,8 +774,9 @@ mod tests {
         // 64 blocks over 8 SMs = 8 blocks per SM; 8 blocks of 8 warps fit a Kepler SM (64 warps).
         assert_eq!(i.active_blocks_per_sm, 8.0);
         assert_eq!(i.mwp_cwp.n, 64.0);
-        // 100 - (4 + 2) = 94 arithmetic warp instructions at 9 cycles.
-        assert_eq!(i.wu.comp_cycles, 94.0 * 9.0);
+        // 100 - (4 + 2) = 94 arithmetic warp instructions; 64 active warps over 4 schedulers
+        // are 16 per scheduler, more than the 9-cycle latency, so one issue cycle each.
+        assert_eq!(i.wu.comp_cycles, 94.0);
         assert_eq!(i.roofline.flops, 2.0 * 51200.0 * 32.0);
         // Every model runs on these inputs.
         crate::model::mwp_cwp::predict(&i.mwp_cwp).unwrap();
@@ -850,6 +868,22 @@ mod tests {
             assert_eq!(i.mwp_cwp.simd_width, 128.0, "{gpu}");
             assert_eq!(i.hong_kim.issue_cycles, 0.25, "{gpu}");
         }
+    }
+
+    #[test]
+    fn wu_arithmetic_cost_is_the_latency_shared_by_a_scheduler_s_warps() {
+        // GTX 680: dependent latency 9 cycles, 4 schedulers, one issue cycle per instruction.
+        // 2 active warps: under one per scheduler, so the whole latency, 9. 8 warps: 2 per
+        // scheduler, 9 / 2 = 4.5. 64 warps: 16 per scheduler, max(1, 9 / 16) = 1.
+        let d = catalogue::find("GTX-680").unwrap();
+        let lat = device_latencies(d).unwrap();
+        assert_eq!(wu_cycles_per_instruction(d, &lat, 2.0), 9.0);
+        assert_eq!(wu_cycles_per_instruction(d, &lat, 8.0), 4.5);
+        assert_eq!(wu_cycles_per_instruction(d, &lat, 64.0), 1.0);
+        // GTX 970: latency 6; 12 warps are 3 per scheduler, 6 / 3 = 2.
+        let d = catalogue::find("GTX-970").unwrap();
+        let lat = device_latencies(d).unwrap();
+        assert_eq!(wu_cycles_per_instruction(d, &lat, 12.0), 2.0);
     }
 
     #[test]
