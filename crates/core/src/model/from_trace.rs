@@ -23,7 +23,9 @@ use crate::memory::cache::CacheResult;
 use crate::model::puchala::{KernelSpec, PuchalaInputs};
 use crate::model::trace_sim::{self, KernelResources, TraceRun};
 use crate::model::Prediction;
-use crate::workload::analytical::{HongKimInputs, MwpCwpInputs, RepRounding, SyncFactor, WuInputs};
+use crate::workload::analytical::{
+    AmatLatencies, HongKimInputs, MwpCwpInputs, RepRounding, SyncFactor, WuInputs,
+};
 use crate::workload::params::ParamValues;
 use crate::workload::program::{Op, Program};
 use crate::workload::trace::{LatencyClass, MemSpace, TraceOp, WarpTrace};
@@ -298,6 +300,7 @@ pub fn mwp_cwp(
         mem_peak_bandwidth_gbs: d.memory_bandwidth_gbs,
         mlp: m.mlp,
         w_serial: 0.0,
+        amat_latencies: AmatLatencies::Penalties,
     };
     let notes = vec![
         format!("mwp-cwp inputs from the traces: inst {:.1}, mem_inst {:.1}, ILP {:.2}, MLP {:.2}, avg_trans_warp {:.2} sectors per request", i.inst, i.mem_inst, i.ilp, i.mlp, i.avg_trans_warp),

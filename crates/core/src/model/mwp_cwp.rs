@@ -2,7 +2,8 @@
 //! memory/computation warp parallelism (ISCA 2009) in the GPUPerf form of Sim, Dasgupta, Kim and
 //! Vuduc (PPoPP 2012), with a two-level cache AMAT (eq 4.24).
 //!
-//! `predict` is a pure function of validated `MwpCwpInputs` returning every intermediate. It does
+//! `predict` is a pure function of validated `MwpCwpInputs` returning every intermediate. Eq 4.24
+//! reads its latencies as printed (penalties) or as load-to-use times (`AmatLatencies`). It does
 //! not derive its inputs (ILP from a CFG, Δ from micro-benchmarks: see `model::microbench`) and it
 //! does not convert cycles to time; the caller does that with the device clock. The serial term
 //! `W_serial` (eq 4.7) is an input, 0 for the thesis' stencil.
@@ -15,7 +16,7 @@ use serde::Serialize;
 
 use crate::error::Result;
 use crate::model::Prediction;
-use crate::workload::analytical::MwpCwpInputs;
+use crate::workload::analytical::{AmatLatencies, MwpCwpInputs};
 
 /// Every quantity of eq 4.1-4.22, in core cycles unless named otherwise.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -76,7 +77,18 @@ pub fn predict(i: &MwpCwpInputs) -> Result<MwpCwpResult> {
     let t_comp = w_parallel + i.w_serial;
 
     let avg_dram_lat = i.dram_lat + (i.avg_trans_warp - 1.0) * i.departure_delay;
-    let amat = avg_dram_lat * i.miss_ratio_l2 + i.hit_lat_l2 * i.miss_ratio_l1 + i.hit_lat_l1;
+    let amat = match i.amat_latencies {
+        AmatLatencies::Penalties => {
+            avg_dram_lat * i.miss_ratio_l2 + i.hit_lat_l2 * i.miss_ratio_l1 + i.hit_lat_l1
+        }
+        // Eq 4.24 with the penalties avg_DRAM_lat - hit_lat_l2 and hit_lat_l2 - hit_lat_l1,
+        // rearranged: each level's load-to-use latency times the fraction it serves.
+        AmatLatencies::LoadToUse => {
+            avg_dram_lat * i.miss_ratio_l2
+                + i.hit_lat_l2 * (i.miss_ratio_l1 - i.miss_ratio_l2)
+                + i.hit_lat_l1 * (1.0 - i.miss_ratio_l1)
+        }
+    };
 
     let transaction_size_bytes = i.data_size_bytes * i.warp_size;
     let bw_per_warp_gbs = i.freq_ghz * transaction_size_bytes / avg_dram_lat;
@@ -257,7 +269,52 @@ mod tests {
             mem_peak_bandwidth_gbs: 288.384,
             mlp: 17.0,
             w_serial: 0.0,
+            amat_latencies: AmatLatencies::Penalties,
         }
+    }
+
+    #[test]
+    fn inputs_file_says_which_latencies_it_gives() {
+        // The thesis' example file (penalties, the default) and the same file with load-to-use
+        // latencies and an L1 that every access misses: AMAT = 459 * 1 + 214 * 0 + 29 * 0 = 459.
+        let text = include_str!("../../../../data/analytical/parra2016-stencil-order2-8warps.toml");
+        let r = MwpCwpInputs::from_toml(text, "t.toml", None).unwrap();
+        assert_eq!(r.inputs.amat_latencies, AmatLatencies::Penalties);
+        let text = text.replace("miss_ratio_l1 = 0.05", "miss_ratio_l1 = 1.0")
+            + "\namat_latencies = \"load-to-use\"\n";
+        let r = MwpCwpInputs::from_toml(&text, "t.toml", None).unwrap();
+        assert_eq!(r.inputs.amat_latencies, AmatLatencies::LoadToUse);
+        assert_eq!(predict(&r.inputs).unwrap().amat, 459.0);
+    }
+
+    #[test]
+    fn load_to_use_latencies_count_each_level_once() {
+        // Load-to-use latencies of the counters path on Kepler (DRAM 331, L2 188, L1 32 cycles),
+        // L1 bypassed (m1 = 1), one coalesced transaction per request (avg_DRAM_lat = 331).
+        // m2 = 1: every access is served by DRAM, AMAT = 331 (as printed the sum would be
+        // 331 + 188 + 32 = 551). m2 = 0.25: 331 * 0.25 + 188 * 0.75 + 32 * 0 = 82.75 + 141
+        // = 223.75.
+        let mut i = worked_example();
+        i.amat_latencies = AmatLatencies::LoadToUse;
+        i.avg_trans_warp = 1.0;
+        i.dram_lat = 331.0;
+        i.hit_lat_l2 = 188.0;
+        i.hit_lat_l1 = 32.0;
+        i.miss_ratio_l1 = 1.0;
+        i.miss_ratio_l2 = 1.0;
+        let r = predict(&i).unwrap();
+        assert_eq!(r.amat, 331.0);
+        // MWP and BW_per_warp keep the whole round trip: 331 / 3 and 1.11 * 128 / 331.
+        assert_eq!(r.mwp_without_bw, 331.0 / 3.0);
+        assert_eq!(r.bw_per_warp_gbs, 1.11 * 128.0 / 331.0);
+        i.miss_ratio_l2 = 0.25;
+        assert!((predict(&i).unwrap().amat - 223.75).abs() < 1e-9);
+        // The thesis' example has m2 = 1 and m1 = 0.05: read as fractions of all accesses, DRAM
+        // would serve more accesses than miss L1, so that reading is refused, naming the field.
+        let mut i = worked_example();
+        i.amat_latencies = AmatLatencies::LoadToUse;
+        let e = predict(&i).unwrap_err().to_string();
+        assert!(e.contains("miss_ratio_l2"), "{e}");
     }
 
     #[test]

@@ -69,6 +69,29 @@ pub struct MwpCwpInputs {
     pub mlp: f64,
     /// `W_serial` (eq 4.7), cycles; 0 for the thesis' stencil.
     pub w_serial: f64,
+    /// What the three latencies `dram_lat`, `hit_lat_l2` and `hit_lat_l1` mean in eq 4.24.
+    pub amat_latencies: AmatLatencies,
+}
+
+/// What the latencies of eq 4.24 (`AMAT = avg_DRAM_lat * miss_ratio_l2 + hit_lat_l2 *
+/// miss_ratio_l1 + hit_lat_l1`) are. The equation adds them, so as printed each is what a miss at
+/// the level above adds (GPUPerf's `AMAT = avg_DRAM_lat * miss_ratio + hit_lat`, Sim et al.
+/// 2012 eq 12, reads the same way). A micro-benchmark (a pointer chase: Mei and Chu,
+/// arXiv:1509.02308; Arafa et al. 2019, whose values fill the project's latency table) measures
+/// instead the whole load-to-use time of an access served at a level, the L2 and L1 time
+/// included; adding those double-counts the L2 and L1 on every DRAM access.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AmatLatencies {
+    /// Eq 4.24 as printed: `dram_lat` is the L2 miss penalty, `hit_lat_l2` the L1 miss penalty
+    /// (the default, and the reading of the thesis' worked example).
+    Penalties,
+    /// Each latency is the load-to-use time of an access served at its level, and
+    /// `miss_ratio_l2` is the fraction of all accesses served by DRAM (at most `miss_ratio_l1`):
+    /// eq 4.24 with the penalties `avg_DRAM_lat - hit_lat_l2` and `hit_lat_l2 - hit_lat_l1`,
+    /// `AMAT = avg_DRAM_lat * m2 + hit_lat_l2 * (m1 - m2) + hit_lat_l1 * (1 - m1)`. `avg_DRAM_lat`
+    /// stays the whole round trip of a request in `MWP` and `BW_per_warp` (eq 4.17, 4.19).
+    LoadToUse,
 }
 
 #[derive(Debug, Deserialize)]
@@ -95,6 +118,7 @@ struct MwpCwpFile {
     mem_peak_bandwidth_gbs: Option<f64>,
     mlp: Option<f64>,
     w_serial: Option<f64>,
+    amat_latencies: Option<AmatLatencies>,
 }
 
 impl MwpCwpInputs {
@@ -134,6 +158,7 @@ impl MwpCwpInputs {
             )?,
             mlp: r.kernel("mlp", f.mlp)?,
             w_serial: r.default("w_serial", f.w_serial, 0.0, "no serial overhead (eq 4.23)"),
+            amat_latencies: f.amat_latencies.unwrap_or(AmatLatencies::Penalties),
         };
         inputs.validate()?;
         Ok(Resolved {
@@ -165,6 +190,17 @@ impl MwpCwpInputs {
         positive("mem_peak_bandwidth_gbs", self.mem_peak_bandwidth_gbs)?;
         positive("mlp", self.mlp)?;
         non_negative("w_serial", self.w_serial)?;
+        if self.amat_latencies == AmatLatencies::LoadToUse
+            && self.miss_ratio_l2 > self.miss_ratio_l1
+        {
+            return Err(Error::invalid(
+                "miss_ratio_l2",
+                format!(
+                    "{} exceeds miss_ratio_l1 ({}): with load-to-use latencies it is the fraction of all accesses served by DRAM, which miss L1 first",
+                    self.miss_ratio_l2, self.miss_ratio_l1
+                ),
+            ));
+        }
         Ok(())
     }
 }

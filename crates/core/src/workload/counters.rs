@@ -10,19 +10,29 @@
 //! micro-benchmark profile (`[microbenchmarks]`) wins where it has the value. Every default the
 //! conversion takes is listed by [`defaults_notes`]; the models' predictions then carry them.
 //!
+//! The counts are whole-kernel totals (nvprof sums over the SMs: vectorAdd's `inst_executed /
+//! warps_launched` is 18 to 21 warp instructions on every amaris2018 GPU, its
+//! `gld_transactions / warps_launched` 2 on Kepler for its two loads), turned into per-warp form.
+//! The latencies are load-to-use times, as a pointer chase measures them, so mwp-cwp reads
+//! eq 4.24 with `AmatLatencies::LoadToUse` (a DRAM access costs the DRAM latency, not the DRAM,
+//! L2 and L1 latencies added up).
+//!
 //! What the counters cannot tell, and what is assumed (all listed in the notes):
 //! - global load/store transactions become warp memory requests at the architecture's count of
 //!   transactions per coalesced request ([`transactions_per_request`]: the profiler counts
 //!   128-byte segments on Kepler, 16-byte load units on Maxwell, 8-byte on Pascal, 32-byte
 //!   sectors for stores after Kepler and for everything from Volta on), all of them coalesced
-//!   (`avg_trans_warp = 1`, `uncoal_per_mw = 1`), since request counts are not in the table;
+//!   (`avg_trans_warp = 1`, `uncoal_per_mw = 1`), unless the row also counts the requests
+//!   (`gld_requests`, `gst_requests`: then [`memory_requests`] takes those and the transactions
+//!   per request);
 //! - the non-memory warp instructions are arithmetic with the architecture's dependent FP32/INT
-//!   latency; ILP and MLP are 1; no synchronization, shared-memory or spill traffic is modelled
-//!   (the table has no counters for them);
-//! - the L2 miss ratio is the DRAM sectors read over the sectors the loads asked for (4 per
-//!   load request; on Kepler one per transaction, a 32- to 128-byte segment), clamped to 0..1,
-//!   and every global access misses L1 (Kepler and Maxwell do not cache global loads in L1 by
-//!   default);
+//!   latency; ILP and MLP are 1, so a scheduler issues one instruction per cycle
+//!   ([`issue_lanes_per_sm`]: 128 of a Kepler SMX's 192 cores); no synchronization,
+//!   shared-memory or spill traffic is modelled (the table has no counters for them);
+//! - the L2 miss ratio ([`l2_miss_ratio`]) is the DRAM sectors read over the L2 read sectors
+//!   when counted, else over the sectors the loads asked for (4 per load request; on Kepler one
+//!   per transaction, a 32- to 128-byte segment), clamped to 0..1, and every global access
+//!   misses L1 (Kepler and Maxwell do not cache global loads in L1 by default);
 //! - the roofline counts 2 operations per thread instruction (`flops = 64 * inst_executed`), so
 //!   its compute bound is the issue time of the instructions at one per core per cycle.
 //!
@@ -34,10 +44,13 @@ use crate::device::occupancy::{occupancy, BlockResources};
 use crate::device::{microbenchmarks as mb, ComputeCapability, Device};
 use crate::error::{Error, Result};
 use crate::workload::analytical::RooflineInputs;
-use crate::workload::analytical::{HongKimInputs, MwpCwpInputs, RepRounding, SyncFactor, WuInputs};
+use crate::workload::analytical::{
+    AmatLatencies, HongKimInputs, MwpCwpInputs, RepRounding, SyncFactor, WuInputs,
+};
 use crate::workload::measurement::Measurement;
 
-/// Recommended latencies of one architecture, core-clock cycles.
+/// Recommended latencies of one architecture, core-clock cycles: load-to-use times of an access
+/// served at each level, as the pointer-chase micro-benchmarks behind them measure.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct ArchLatencies {
     pub architecture: &'static str,
@@ -309,6 +322,12 @@ pub struct KernelCounters {
     pub dram_bytes: f64,
     /// DRAM read transactions (32-byte) per warp.
     pub dram_read_per_warp: f64,
+    /// Warp-level global load and store requests per warp, when the profiler counted them
+    /// (nvprof `gld_request`/`gst_request`, Nsight Compute `l1tex__t_requests_*`).
+    pub gld_requests_per_warp: Option<f64>,
+    pub gst_requests_per_warp: Option<f64>,
+    /// L2 read sectors (32-byte) per warp, when counted (`l2_read_transactions`).
+    pub l2_read_per_warp: Option<f64>,
 }
 
 /// How many global load and store transactions the profiler counts for one fully coalesced warp
@@ -401,6 +420,8 @@ impl KernelCounters {
             ));
         }
         let smem = c.static_smem_bytes.unwrap_or(0) + c.dynamic_smem_bytes.unwrap_or(0);
+        // An optional count is used only when it is a finite non-negative number.
+        let per_warp = |v: Option<f64>| v.filter(|x| x.is_finite() && *x >= 0.0).map(|x| x / warps);
         Ok(Self {
             blocks,
             threads_per_block: tpb,
@@ -413,8 +434,97 @@ impl KernelCounters {
             thread_instructions: inst * 32.0,
             dram_bytes: (dram_r + dram_w) * 32.0,
             dram_read_per_warp: dram_r / warps,
+            gld_requests_per_warp: per_warp(c.gld_requests),
+            gst_requests_per_warp: per_warp(c.gst_requests),
+            l2_read_per_warp: per_warp(c.l2_read_transactions),
         })
     }
+}
+
+/// A launch's global memory requests per warp, as the analytical models count them.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct MemoryRequests {
+    /// Warp load and store requests per warp.
+    pub loads: f64,
+    pub stores: f64,
+    /// Coalesced-request equivalents (128 bytes of 4-byte words) per request, at least 1:
+    /// `avg_trans_warp` of mwp-cwp, `#Uncoal_per_mw` of hong-kim.
+    pub transactions_per_request: f64,
+}
+
+/// The warp requests of a launch. The transactions, divided by the architecture's count per
+/// coalesced request ([`transactions_per_request`]), are the requests' worth in coalesced
+/// 128-byte requests; where the profiler also counted the requests (`gld_requests`,
+/// `gst_requests`) those are the requests and the quotient is the transactions per request, so
+/// that a request touching several 128-byte lines (a Kepler load of 4 rows of 8 floats: 4
+/// transactions) is one request of 4 transactions, not 4 requests. Without request counts every
+/// transaction is taken as its own coalesced request (listed in the notes).
+pub fn memory_requests(cc: ComputeCapability, k: &KernelCounters) -> MemoryRequests {
+    let (ld_unit, st_unit, _) = transactions_per_request(cc);
+    let ld_equiv = k.gld_per_warp / ld_unit;
+    let st_equiv = k.gst_per_warp / st_unit;
+    let counted = |r: Option<f64>, equiv: f64| match r {
+        Some(r) if r > 0.0 => r,
+        _ => equiv,
+    };
+    let loads = counted(k.gld_requests_per_warp, ld_equiv);
+    let stores = counted(k.gst_requests_per_warp, st_equiv);
+    let transactions_per_request = if loads + stores > 0.0 {
+        ((ld_equiv + st_equiv) / (loads + stores)).max(1.0)
+    } else {
+        1.0
+    };
+    MemoryRequests {
+        loads,
+        stores,
+        transactions_per_request,
+    }
+}
+
+/// The fraction of global loads served by DRAM: the DRAM sectors read over the L2 read sectors
+/// when the profiler counted those (`l2_read_transactions`), else over the sectors the loads
+/// asked for: after Kepler the counters have a fixed unit, so 4 sectors per (coalesced) load
+/// request; Kepler counts 32- to 128-byte segments, at least one sector each, so one sector per
+/// transaction. Clamped to 0..1; 1 for a kernel without loads.
+pub fn l2_miss_ratio(cc: ComputeCapability, k: &KernelCounters, load_requests: f64) -> f64 {
+    let sectors_asked = match k.l2_read_per_warp {
+        Some(s) if s > 0.0 => s,
+        _ if cc.major <= 3 => k.gld_per_warp,
+        _ => 4.0 * load_requests,
+    };
+    if sectors_asked > 0.0 {
+        (k.dram_read_per_warp / sectors_asked).clamp(0.0, 1.0)
+    } else {
+        1.0
+    }
+}
+
+/// Lanes of an SM that one instruction per warp scheduler per cycle keeps busy:
+/// `min(cores_per_sm, 32 x warp schedulers)`. The counters path has ILP = 1, and a Kepler SMX's
+/// 192 cores are kept busy only by dual issue: each of its 4 schedulers issues two independent
+/// instructions of one warp per cycle (CUDA C Programming Guide, "Compute Capability 3.x" and
+/// "Multiprocessor Level": 8L instructions hide a latency of L cycles only with enough ILP for
+/// the schedulers to issue pairs). Without a second independent instruction a scheduler issues
+/// one, 4 x 32 = 128 lanes. Maxwell and later have 32 lanes per scheduler, so there it is the
+/// core count.
+pub fn issue_lanes_per_sm(device: &Device) -> f64 {
+    let schedulers = f64::from(device.warp_schedulers_per_sm.max(1));
+    f64::from(device.cores_per_sm).min(32.0 * schedulers)
+}
+
+/// What one arithmetic warp instruction adds to a warp's time in wu2019's `Comp_cycles`, whose
+/// `CPW_C = Comp_cycles / RWP_C` lets at most one warp per scheduler compute at a time: a
+/// scheduler with `w` resident warps, each instruction depending on the one before with latency
+/// `L`, finishes `w` instructions every `max(w x issue, L)` cycles (it interleaves the warps, one
+/// instruction per cycle), so each warp's instruction costs `max(issue, L / w)`: the latency
+/// when the scheduler has one warp, one issue cycle (32 / 32 lanes, [`issue_lanes_per_sm`]) once
+/// it has `L` warps or more. The dependent latency alone charged every instruction as if its
+/// scheduler had a single warp.
+pub fn wu_cycles_per_instruction(device: &Device, lat: &DeviceLatencies, active_warps: f64) -> f64 {
+    let schedulers = f64::from(device.warp_schedulers_per_sm.max(1));
+    let issue = 32.0 / (issue_lanes_per_sm(device) / schedulers);
+    let warps_per_scheduler = (active_warps / schedulers).max(1.0);
+    issue.max(lat.fp32_dep_cycles / warps_per_scheduler)
 }
 
 /// The inputs of the four counter-driven models for one launch on one device.
@@ -439,10 +549,12 @@ pub fn defaults_notes(device: &Device) -> Result<Vec<String>> {
     ));
     notes.extend(
         [
-            "counters path: global load/store transactions become coalesced warp memory requests at the architecture's transactions per request (avg_trans_warp = 1, uncoal_per_mw = 1)",
-            "counters path: non-memory warp instructions are arithmetic at the dependent FP32/INT latency; ILP = MLP = 1",
+            "counters path: global load/store transactions become coalesced warp memory requests at the architecture's transactions per request (avg_trans_warp = 1, uncoal_per_mw = 1), unless the row counts the requests (gld_requests, gst_requests): then those, with transactions per request = transactions / requests",
+            "counters path: non-memory warp instructions are arithmetic at the dependent FP32/INT latency; ILP = MLP = 1, so each warp scheduler issues one instruction per cycle: mwp-cwp SIMD_width and hong-kim Issue_cycles use min(cores per SM, 32 x schedulers) lanes",
+            "counters path: the latencies are load-to-use times (pointer-chase micro-benchmarks), so mwp-cwp's AMAT (eq 4.24) counts each level once: DRAM latency x L2 miss ratio + L2 latency x (1 - L2 miss ratio)",
+            "counters path: wu Comp_cycles = arithmetic warp instructions x max(1 issue cycle, dependent latency / active warps per scheduler) (a scheduler interleaves its warps)",
             "counters path: no synchronization, shared-memory, bank-conflict or spill cost (no counters for them)",
-            "counters path: L2 miss ratio = DRAM read sectors / sectors the loads asked for (4 per load request; on Kepler 1 per transaction, a segment of 1 to 4 sectors), clamped to 0..1; L1 miss ratio 1 (global loads bypass L1)",
+            "counters path: L2 miss ratio = DRAM read sectors / L2 read sectors when counted, else / sectors the loads asked for (4 per load request; on Kepler 1 per transaction, a segment of 1 to 4 sectors), clamped to 0..1; L1 miss ratio 1 (global loads bypass L1)",
             "counters path: when dram_write_transactions is absent, DRAM writes = gst_transactions (every store transaction reaches DRAM)",
             "counters path: data size 4 bytes per thread access; load bytes per warp 128",
             "counters path: roofline flops = 64 x inst_executed (2 per thread instruction, so compute time is the issue time at one instruction per core per cycle); dram_bytes = 32 x DRAM transactions",
@@ -478,23 +590,9 @@ pub fn inputs(device: &Device, lat: &DeviceLatencies, k: &KernelCounters) -> Res
         .max(1.0);
     let warps_per_block = (tpb / 32.0).ceil();
     let active_sms = sms.min(k.blocks);
-    // Transactions to warp requests with the architecture's count per coalesced request. The L2
-    // miss ratio is the DRAM sectors read over the sectors the loads asked for: after Kepler the
-    // counters have a fixed unit, so 4 sectors per (coalesced) load request; Kepler counts
-    // 32-, 64- or 128-byte segments, at least one sector each, so one sector per transaction.
-    let (ld_per_req, st_per_req, _) = transactions_per_request(device.compute_capability);
-    let gld_requests = k.gld_per_warp / ld_per_req;
-    let mem_per_warp = gld_requests + k.gst_per_warp / st_per_req;
-    let sectors_asked = if device.compute_capability.major <= 3 {
-        k.gld_per_warp
-    } else {
-        4.0 * gld_requests
-    };
-    let l2_miss_ratio = if sectors_asked > 0.0 {
-        (k.dram_read_per_warp / sectors_asked).clamp(0.0, 1.0)
-    } else {
-        1.0
-    };
+    let req = memory_requests(device.compute_capability, k);
+    let mem_per_warp = req.loads + req.stores;
+    let l2_miss_ratio = l2_miss_ratio(device.compute_capability, k, req.loads);
     let comp_per_warp = (k.inst_per_warp - mem_per_warp).max(0.0);
     let freq_ghz = device.core_clock_mhz / 1000.0;
 
@@ -512,9 +610,9 @@ pub fn inputs(device: &Device, lat: &DeviceLatencies, k: &KernelCounters) -> Res
         ilp: 1.0,
         n: active_blocks * warps_per_block,
         warp_size: 32.0,
-        simd_width: f64::from(device.cores_per_sm),
+        simd_width: issue_lanes_per_sm(device),
         dram_lat: lat.dram_cycles,
-        avg_trans_warp: 1.0,
+        avg_trans_warp: req.transactions_per_request,
         departure_delay: lat.departure_delay_cycles,
         miss_ratio_l2: l2_miss_ratio,
         hit_lat_l2: lat.l2_hit_cycles,
@@ -525,8 +623,17 @@ pub fn inputs(device: &Device, lat: &DeviceLatencies, k: &KernelCounters) -> Res
         mem_peak_bandwidth_gbs: device.memory_bandwidth_gbs,
         mlp: 1.0,
         w_serial: 0.0,
+        amat_latencies: AmatLatencies::LoadToUse,
     };
-    let lanes = f64::from(device.cores_per_sm) / f64::from(device.warp_schedulers_per_sm.max(1));
+    // Hong and Kim's `Issue_cycles` is the SM's time to issue one warp instruction (4 cycles on
+    // their 8-lane, one-scheduler SM): 32 over the lanes the SM's schedulers issue to per cycle.
+    let lanes = issue_lanes_per_sm(device);
+    // A request of several transactions is Hong and Kim's uncoalesced request.
+    let (coal, uncoal, uncoal_per_mw) = if req.transactions_per_request > 1.0 {
+        (0.0, mem_per_warp, req.transactions_per_request)
+    } else {
+        (mem_per_warp, 0.0, 1.0)
+    };
     let hong_kim = HongKimInputs {
         warp_size: 32.0,
         issue_cycles: 32.0 / lanes,
@@ -540,17 +647,18 @@ pub fn inputs(device: &Device, lat: &DeviceLatencies, k: &KernelCounters) -> Res
         active_sms,
         active_blocks_per_sm: active_blocks,
         comp_insts: comp_per_warp,
-        uncoal_mem_insts: 0.0,
-        coal_mem_insts: mem_per_warp,
+        uncoal_mem_insts: uncoal,
+        coal_mem_insts: coal,
         synch_insts: 0.0,
-        uncoal_per_mw: 1.0,
+        uncoal_per_mw,
         load_bytes_per_warp: 128.0,
         sync_factor: SyncFactor::Npwb,
         rep_rounding: RepRounding::None,
     };
     let l = &device.limits;
     let wu = WuInputs {
-        comp_cycles: comp_per_warp * lat.fp32_dep_cycles,
+        comp_cycles: comp_per_warp
+            * wu_cycles_per_instruction(device, lat, active_blocks * warps_per_block),
         mem_insts_global: mem_per_warp,
         mem_insts_shared: 0.0,
         mem_insts_local: 0.0,
@@ -666,8 +774,9 @@ mod tests {
         // 64 blocks over 8 SMs = 8 blocks per SM; 8 blocks of 8 warps fit a Kepler SM (64 warps).
         assert_eq!(i.active_blocks_per_sm, 8.0);
         assert_eq!(i.mwp_cwp.n, 64.0);
-        // 100 - (4 + 2) = 94 arithmetic warp instructions at 9 cycles.
-        assert_eq!(i.wu.comp_cycles, 94.0 * 9.0);
+        // 100 - (4 + 2) = 94 arithmetic warp instructions; 64 active warps over 4 schedulers
+        // are 16 per scheduler, more than the 9-cycle latency, so one issue cycle each.
+        assert_eq!(i.wu.comp_cycles, 94.0);
         assert_eq!(i.roofline.flops, 2.0 * 51200.0 * 32.0);
         // Every model runs on these inputs.
         crate::model::mwp_cwp::predict(&i.mwp_cwp).unwrap();
@@ -677,6 +786,119 @@ mod tests {
         let lat = device_latencies(k40).unwrap();
         // parra2016 Table 4.3 departure delay.
         assert_eq!(lat.departure_delay_cycles, 3.0);
+    }
+
+    #[test]
+    fn counted_requests_make_several_transactions_one_request() {
+        // matSum with 8 x 8 blocks on Kepler: a warp is 4 rows of 8 floats, so each of its two
+        // loads and its store touches 4 128-byte lines: 8 load and 4 store transactions per
+        // warp (as amaris2018's GTX 680 rows count them) for 2 load and 1 store requests.
+        let mut m = row();
+        let c = m.counters.as_mut().unwrap();
+        c.gld_transactions = Some(8.0 * 512.0);
+        c.gst_transactions = Some(4.0 * 512.0);
+        let k = KernelCounters::from_measurement(&m).unwrap();
+        let kepler = catalogue::find("GTX-680").unwrap().compute_capability;
+        // Without request counts every transaction is a coalesced request: 8 + 4, 1 each.
+        let r = memory_requests(kepler, &k);
+        assert_eq!(
+            (r.loads, r.stores, r.transactions_per_request),
+            (8.0, 4.0, 1.0)
+        );
+        // With them: 2 + 1 requests of (8 + 4) / 3 = 4 transactions.
+        let c = m.counters.as_mut().unwrap();
+        c.gld_requests = Some(2.0 * 512.0);
+        c.gst_requests = Some(512.0);
+        let k = KernelCounters::from_measurement(&m).unwrap();
+        let r = memory_requests(kepler, &k);
+        assert_eq!(
+            (r.loads, r.stores, r.transactions_per_request),
+            (2.0, 1.0, 4.0)
+        );
+        // The models get the requests, and hong-kim an uncoalesced request of 4 transactions.
+        let d = catalogue::find("GTX-680").unwrap();
+        let i = inputs(d, &device_latencies(d).unwrap(), &k).unwrap();
+        assert_eq!((i.mwp_cwp.mem_inst, i.mwp_cwp.avg_trans_warp), (3.0, 4.0));
+        assert_eq!(i.hong_kim.uncoal_mem_insts, 3.0);
+        assert_eq!(i.hong_kim.coal_mem_insts, 0.0);
+        assert_eq!(i.hong_kim.uncoal_per_mw, 4.0);
+        assert_eq!(i.wu.mem_insts_global, 3.0);
+        // On Maxwell the units are 8 per coalesced load and 4 per store: 16 load and 4 store
+        // units for 2 + 1 requests are (16 / 8 + 4 / 4) / 3 = 1 coalesced request each.
+        let maxwell = catalogue::find("GTX-970").unwrap().compute_capability;
+        let c = m.counters.as_mut().unwrap();
+        c.gld_transactions = Some(16.0 * 512.0);
+        c.gst_transactions = Some(4.0 * 512.0);
+        let k = KernelCounters::from_measurement(&m).unwrap();
+        let r = memory_requests(maxwell, &k);
+        assert_eq!(
+            (r.loads, r.stores, r.transactions_per_request),
+            (2.0, 1.0, 1.0)
+        );
+    }
+
+    #[test]
+    fn l2_read_sectors_give_the_miss_ratio_when_counted() {
+        // row(): 1024 DRAM read sectors over 512 warps = 2 per warp; 4 load transactions per
+        // warp. On Maxwell without L2 counts: 4 / 8 = 0.5 load requests asking 2 sectors,
+        // 2 / 2 = 1. With 8 L2 read sectors per warp counted: 2 / 8 = 0.25.
+        let mut m = row();
+        let maxwell = catalogue::find("GTX-970").unwrap().compute_capability;
+        let k = KernelCounters::from_measurement(&m).unwrap();
+        assert_eq!(l2_miss_ratio(maxwell, &k, 0.5), 1.0);
+        m.counters.as_mut().unwrap().l2_read_transactions = Some(8.0 * 512.0);
+        let k = KernelCounters::from_measurement(&m).unwrap();
+        assert_eq!(l2_miss_ratio(maxwell, &k, 0.5), 0.25);
+        // A negative or non-finite count is ignored, not used.
+        m.counters.as_mut().unwrap().l2_read_transactions = Some(f64::NAN);
+        let k = KernelCounters::from_measurement(&m).unwrap();
+        assert_eq!(k.l2_read_per_warp, None);
+    }
+
+    #[test]
+    fn one_instruction_per_scheduler_per_cycle_without_ilp() {
+        // GTX 680: 192 cores, 4 schedulers; single issue fills 4 x 32 = 128 lanes. GTX 970: 128
+        // cores, 4 schedulers: 128. hong-kim's Issue_cycles is 32 / 128 = 0.25 cycles per warp
+        // instruction on either SM.
+        for gpu in ["GTX-680", "GTX-970"] {
+            let d = catalogue::find(gpu).unwrap();
+            assert_eq!(issue_lanes_per_sm(d), 128.0, "{gpu}");
+            let k = KernelCounters::from_measurement(&row()).unwrap();
+            let i = inputs(d, &device_latencies(d).unwrap(), &k).unwrap();
+            assert_eq!(i.mwp_cwp.simd_width, 128.0, "{gpu}");
+            assert_eq!(i.hong_kim.issue_cycles, 0.25, "{gpu}");
+        }
+    }
+
+    #[test]
+    fn wu_arithmetic_cost_is_the_latency_shared_by_a_scheduler_s_warps() {
+        // GTX 680: dependent latency 9 cycles, 4 schedulers, one issue cycle per instruction.
+        // 2 active warps: under one per scheduler, so the whole latency, 9. 8 warps: 2 per
+        // scheduler, 9 / 2 = 4.5. 64 warps: 16 per scheduler, max(1, 9 / 16) = 1.
+        let d = catalogue::find("GTX-680").unwrap();
+        let lat = device_latencies(d).unwrap();
+        assert_eq!(wu_cycles_per_instruction(d, &lat, 2.0), 9.0);
+        assert_eq!(wu_cycles_per_instruction(d, &lat, 8.0), 4.5);
+        assert_eq!(wu_cycles_per_instruction(d, &lat, 64.0), 1.0);
+        // GTX 970: latency 6; 12 warps are 3 per scheduler, 6 / 3 = 2.
+        let d = catalogue::find("GTX-970").unwrap();
+        let lat = device_latencies(d).unwrap();
+        assert_eq!(wu_cycles_per_instruction(d, &lat, 12.0), 2.0);
+    }
+
+    #[test]
+    fn mwp_cwp_counts_each_cache_level_once() {
+        // row() on the GTX 680: 4 load transactions and 2 DRAM read sectors per warp, so the L2
+        // miss ratio is 2 / 4 = 0.5 (Kepler: one sector per transaction). Load-to-use AMAT =
+        // 331 * 0.5 + 188 * (1 - 0.5) = 165.5 + 94 = 259.5 cycles (added up as printed it would
+        // be 331 * 0.5 + 188 + 32 = 385.5).
+        let d = catalogue::find("GTX-680").unwrap();
+        let k = KernelCounters::from_measurement(&row()).unwrap();
+        let i = inputs(d, &device_latencies(d).unwrap(), &k).unwrap();
+        assert_eq!(i.mwp_cwp.amat_latencies, AmatLatencies::LoadToUse);
+        assert_eq!(i.mwp_cwp.miss_ratio_l2, 0.5);
+        let r = crate::model::mwp_cwp::predict(&i.mwp_cwp).unwrap();
+        assert!((r.amat - 259.5).abs() < 1e-9, "{}", r.amat);
     }
 
     #[test]
