@@ -909,3 +909,49 @@ measured_us = {time_us:?}
         }
     }
 }
+
+#[test]
+fn the_launch_budget_of_a_suite_is_a_flag() {
+    let dir = temp_dir("suite-budget");
+    let text = format!(
+        r#"[[case]]
+id = "scale"
+dataset = "budget"
+device = "RTX 2080 Ti"
+ptx = "{ptx}"
+entry = "scale"
+grid = 4
+block = 1024
+args = {{ 3 = 4096, 2 = 2.0 }}
+measured_us = 3.0
+"#,
+        ptx = ptx()
+    );
+    let suite = write(&dir, "budget.toml", &text);
+    let run = |budget: &str| {
+        json(&[
+            "evaluate",
+            "--suite",
+            suite.to_str().unwrap(),
+            "--model",
+            "trace",
+            "--json",
+            "--cache-dir",
+            dir.join("cache").to_str().unwrap(),
+            "--launch-budget",
+            budget,
+        ])
+    };
+    // 4 blocks of 32 warps: every emulated warp issues more than one instruction, so a budget
+    // of 32 warp instructions cannot hold the launch; the default (32 M) can.
+    let v = run("32");
+    let g = &v["groups"][0];
+    assert_eq!(
+        (g["n"].as_u64(), g["failed"].as_u64()),
+        (Some(0), Some(1)),
+        "{v}"
+    );
+    assert_eq!(g["failures"]["emulation error"], 1, "{v}");
+    let v = run("32000000");
+    assert_eq!(v["groups"][0]["n"].as_u64(), Some(1), "{v}");
+}
