@@ -15,6 +15,7 @@
 # (scripts/install-gpu-toolchain.sh) and python3. Without ../shared it prints why and exits 0.
 #   NO_README=1        leave README.md alone (print the tables only)
 #   KERNELTIME_BIN=... use this binary instead of building the release one
+#   LAUNCH_BUDGET=N    evaluate --launch-budget (default 128000000)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$PWD"
@@ -34,6 +35,9 @@ OUT="$(cd "$OUT" && pwd)"
 NCA_SAMPLE="${NCA_SAMPLE:-20}"
 TUNING_SAMPLE="${TUNING_SAMPLE:-300}"
 SEED="${SEED:-2026}"
+# subSeqMax's largest sizes issue ~40-100 M warp instructions over the sampled blocks: above
+# the 32 M default of predict, within this machine's memory (2 launches at a time).
+LAUNCH_BUDGET="${LAUNCH_BUDGET:-128000000}"
 
 if [ -n "${KERNELTIME_BIN:-}" ]; then
   BIN="$KERNELTIME_BIN"
@@ -129,7 +133,8 @@ SUITE="$OUT/development.toml"
 } > "$SUITE"
 
 start=$(date +%s)
-"$BIN" evaluate --suite "$SUITE" --model all --out "$OUT/result" --cache-dir "$OUT/cache" | tee "$OUT/result.txt"
+"$BIN" evaluate --suite "$SUITE" --model all --out "$OUT/result" --cache-dir "$OUT/cache" \
+  --launch-budget "$LAUNCH_BUDGET" | tee "$OUT/result.txt"
 wall=$(( $(date +%s) - start ))
 echo "harness wall time: ${wall} s (compilations: $(jq -r '.compile | "\(.compiled) compiled, \(.from_cache) from the cache"' "$OUT/result/summary.json"))"
 
