@@ -515,8 +515,8 @@ fn run_job(
             return out;
         }
     };
-    let em = match KernelArg::parse_all(&c0.args)
-        .and_then(|args| emulate_with(
+    let em = match KernelArg::parse_all(&c0.args).and_then(|args| {
+        emulate_with(
             module,
             &entry,
             c0.launch,
@@ -526,8 +526,8 @@ fn run_job(
                 launch_budget: opts.launch_budget,
                 ..Options::default()
             },
-        ))
-    {
+        )
+    }) {
         Ok(e) => e,
         Err(e) => {
             fail(&mut out, reason::EMULATION, &e.to_string());
