@@ -796,8 +796,14 @@ impl<'a> Emulator<'a> {
         };
         let run = &mut st.shared_runs[k];
         run.width += bytes;
-        let starts: Vec<u64> = lanes().map(|l| run.start[l]).collect();
-        let ways = banks::conflict_ways(&starts, run.width, &mut self.sector_scratch).max(1);
+        // The run's lane starts, on the stack: this runs once per folded load.
+        let mut starts = [0u64; WARP];
+        let mut n = 0;
+        for l in lanes() {
+            starts[n] = run.start[l];
+            n += 1;
+        }
+        let ways = banks::conflict_ways(&starts[..n], run.width, &mut self.sector_scratch).max(1);
         let acc = &mut st.trace.accesses[run.access as usize];
         acc.bytes_per_lane = run.width as u16;
         acc.bank_ways = ways.min(32);
