@@ -74,6 +74,9 @@ pub struct Latencies {
     /// path handles per clock: a request that touches `k` lines holds it `k / rate` cycles (an
     /// uncoalesced request is replayed once per line).
     pub l1_lines_per_clk_sm: f64,
+    /// Bytes the shared-memory banks deliver per clock per SM: a warp request of `k` 128-byte
+    /// wavefronts (its bank-conflict ways) holds them `k x 128 / rate` cycles.
+    pub shared_bytes_per_clk_sm: f64,
     /// Whether an ordinary `ld.global` (no `.nc`, default compiler flags) is cached in L1.
     pub global_loads_cached_in_l1: bool,
     /// Whether ordinary global loads can be cached in L1 when asked (`-Xptxas -dlcm=ca` or
@@ -109,6 +112,7 @@ pub const FIELDS: &[&str] = &[
     "convert_per_clk_sm",
     "convert64_per_clk_sm",
     "l1_lines_per_clk_sm",
+    "shared_bytes_per_clk_sm",
 ];
 
 /// Yes/no field names of [`Latencies`].
@@ -152,6 +156,7 @@ impl Latencies {
             "convert_per_clk_sm" => &mut self.convert_per_clk_sm,
             "convert64_per_clk_sm" => &mut self.convert64_per_clk_sm,
             "l1_lines_per_clk_sm" => &mut self.l1_lines_per_clk_sm,
+            "shared_bytes_per_clk_sm" => &mut self.shared_bytes_per_clk_sm,
             _ => return None,
         })
     }
@@ -526,6 +531,13 @@ mod tests {
             within("l2_bytes_per_clk_sm", l.l2_bytes_per_clk_sm, 4.0, 64.0);
             // From one line every other clock (Kepler's replays) to Volta's 4 tags per clock.
             within("l1_lines_per_clk_sm", l.l1_lines_per_clk_sm, 0.25, 8.0);
+            // From Fermi's 32 banks of 4 bytes every other clock to 32 banks of 8 bytes a clock.
+            within(
+                "shared_bytes_per_clk_sm",
+                l.shared_bytes_per_clk_sm,
+                64.0,
+                256.0,
+            );
             // One L2 slice serialises same-address atomics: at most a few per clock.
             within(
                 "global_atomic_same_address_per_clk",

@@ -11,7 +11,8 @@
 //!   its transfer time (sectors through L1, missing sectors at the DRAM rate per SM) and the warp
 //!   for the expected latency of its sectors (L1 hit, L2 hit, DRAM by the cache simulation),
 //!   see *Memory latency and active warps* below. A shared
-//!   access holds the shared-memory path for one cycle per conflict way. A barrier waits for
+//!   access holds the shared-memory path for one 128-byte wavefront per conflict way, at the
+//!   architecture's `shared_bytes_per_clk_sm`. A barrier waits for
 //!   every unfinished warp of its block. Global loads issued back to back merge into one
 //!   operation (their latencies overlap); a load whose address depends on the one before it is
 //!   not told apart, so pointer chasing is timed optimistically.
@@ -378,11 +379,14 @@ impl<'a> Compressor<'a> {
                     });
                 }
                 (_, Some(a)) if a.space == MemSpace::Shared => {
+                    // Each conflict way is one 128-byte wavefront through the banks, at the
+                    // architecture's shared bandwidth (2 cycles each on Fermi and Turing).
                     self.flush();
-                    let ways = f64::from(a.bank_ways.max(1));
+                    let cycles = f64::from(a.bank_ways.max(1)) * 128.0
+                        / lat.shared_bytes_per_clk_sm.max(1e-9);
                     self.out.push(SimOp::Shared {
-                        occupy: ways,
-                        latency: lat.shared_load + ways - 1.0,
+                        occupy: cycles,
+                        latency: lat.shared_load + cycles - 1.0,
                     });
                 }
                 (c, _) => {
@@ -1312,6 +1316,65 @@ mod tests {
         // Volta's tag stage takes 4 lines per clock: 32 lines = 8 cycles, the same as the L1
         // stage's 8, so nothing changes there.
         assert_eq!(load_occupancy("Tesla V100 PCIe", 32, 32), 8.0);
+    }
+
+    /// The shared-memory path cycles and latency of one shared load of `ways` conflict ways.
+    fn shared_load_cost(device: &str, ways: u32) -> (f64, f64) {
+        use crate::workload::trace::{MemAccess, TraceOp};
+        let d = crate::device::catalogue::find(device).unwrap();
+        let lat = crate::device::latencies::for_device(d).unwrap();
+        let w = WarpTrace {
+            threads: 32,
+            ops: vec![TraceOp {
+                instr: 0,
+                latency: LatencyClass::SharedLoad,
+                access: 0,
+            }],
+            accesses: vec![MemAccess {
+                instr: 0,
+                space: MemSpace::Shared,
+                store: false,
+                lanes: 32,
+                bytes_per_lane: 4,
+                addresses_known: true,
+                sectors: ways,
+                lines: 0,
+                bank_ways: ways,
+                sector_start: 0,
+                sector_end: 0,
+                atomic: Atomic::No,
+                cache: Default::default(),
+                same_address_lanes: 0,
+                distinct_addresses: 0,
+            }],
+            ..Default::default()
+        };
+        let costs = Costs::new(4, 0.0, 1.0);
+        let hits = [cache::AccessHits {
+            l1: 0.0,
+            l2: 0.0,
+            dram: 0.0,
+        }];
+        match compress(&w, &hits, &lat.values, &costs)[..] {
+            [SimOp::Shared { occupy, latency }] => (occupy, latency),
+            ref ops => panic!("{ops:?}"),
+        }
+    }
+
+    #[test]
+    fn a_shared_wavefront_takes_the_banks_per_architecture_bandwidth() {
+        // Volta: 32 banks x 4 bytes a clock = 128 B/clk, one 128-byte wavefront per clock;
+        // the data latency is the table's shared load (23 cycles) plus the extra wavefronts.
+        assert_eq!(shared_load_cost("Tesla V100 PCIe", 1), (1.0, 23.0));
+        assert_eq!(shared_load_cost("Tesla V100 PCIe", 2), (2.0, 24.0));
+        // Turing: 64 B/clk per SM, two clocks a wavefront; a 2-way conflict takes 4.
+        assert_eq!(shared_load_cost("RTX 2080 Ti", 1), (2.0, 24.0));
+        assert_eq!(shared_load_cost("RTX 2080 Ti", 2), (4.0, 26.0));
+        // Fermi (programming guide 2.x: 32 bits per bank per two clocks) is Turing's rate.
+        assert_eq!(shared_load_cost("GTX 480", 1).0, 2.0);
+        // Kepler and Maxwell: one wavefront a clock.
+        assert_eq!(shared_load_cost("Tesla K20c", 3).0, 3.0);
+        assert_eq!(shared_load_cost("GTX 970", 1).0, 1.0);
     }
 
     /// A launch of a fixture kernel: (PTX file, entry, grid, block, arguments).
