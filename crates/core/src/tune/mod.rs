@@ -617,7 +617,7 @@ impl Context<'_> {
     ) -> String {
         let spec = &self.req.spec;
         let mut k = KeyBuilder::new();
-        k.field(&crate::compile::cache::key(self.compiler.identity(), job))
+        k.field(&crate::compile::cache::key(&self.compiler, job))
             .field(&spec.kernel.name)
             .field(&spec.kernel.shared_memory_bytes.to_string())
             .field(&format!("{:?} {:?}", launch.grid, launch.block))
