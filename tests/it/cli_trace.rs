@@ -768,8 +768,6 @@ fn predict_takes_the_cpp_kernel_name_and_parameters_by_name() {
     let (code, by_cpp_name, err) = predict("scale", &["n=300", "factor=1.5"]);
     assert_eq!(code, 0, "{err}");
     assert_eq!(by_mangled, by_cpp_name);
-    let v: serde_json::Value = serde_json::from_str(&by_cpp_name).unwrap();
-    assert!(v.to_string().contains("_Z5scalePfif"), "{v}");
     // A different n is a different launch: the name reached the parameter.
     let (code, other_n, _) = predict("scale", &["n=512", "factor=1.5"]);
     assert_eq!(code, 0);
