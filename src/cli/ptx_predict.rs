@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use super::predict::PredictArgs;
 use super::print_json;
-use super::trace::{data_hints, emulate_file_with};
+use super::trace::{data_hints, emulate_module_with, load_ptx};
 use super::units::time_us;
 use kerneltime::emulate::Options as EmulationOptions;
 use kerneltime::error::{Error, Result};
@@ -56,6 +56,8 @@ pub fn run(
     let entry = need(&args.entry, "--entry", "NAME")?;
     let grid = need(&args.grid, "--grid", "X[,Y,Z]")?;
     let block = need(&args.block, "--block", "X[,Y,Z]")?;
+    // The PTX entry (a C++ kernel name means its mangled entry).
+    let (module, entry) = load_ptx(ptx, &entry)?;
     let device = args.device.resolve()?;
     let resources = match &args.resources {
         Some(p) => {
@@ -93,15 +95,15 @@ pub fn run(
     };
     let data = data_hints(&args.data)?;
     let budgets = super::trace::budgets(args.step_budget, args.launch_budget)?;
-    let em = emulate_file_with(ptx, &entry, &grid, &block, &args.args, &data, budgets)?;
+    let em = emulate_module_with(&module, &entry, &grid, &block, &args.args, &data, budgets)?;
     // Data the emulation could not know: the best case too, for the band.
     let best_case = if em.data_dependence.any() {
         let o = EmulationOptions {
             unknown: kerneltime::emulate::UnknownData::Best,
             ..budgets
         };
-        Some(Arc::new(emulate_file_with(
-            ptx, &entry, &grid, &block, &args.args, &data, o,
+        Some(Arc::new(emulate_module_with(
+            &module, &entry, &grid, &block, &args.args, &data, o,
         )?))
     } else {
         None

@@ -62,7 +62,7 @@ pub struct TraceArgs {
 }
 
 /// Reads and parses a PTX file; a parse error inside `entry` is an error naming its line.
-pub fn load_ptx(path: &Path, entry: &str) -> Result<Module> {
+pub fn load_ptx(path: &Path, entry: &str) -> Result<(Module, String)> {
     let meta =
         std::fs::metadata(path).map_err(|e| Error::file(path, format!("cannot read: {e}")))?;
     if meta.len() > super::analyze::MAX_PTX_BYTES {
@@ -70,10 +70,13 @@ pub fn load_ptx(path: &Path, entry: &str) -> Result<Module> {
     }
     let bytes = kerneltime::error::read_capped(path, super::analyze::MAX_PTX_BYTES, "a PTX file")?;
     let (module, diags) = parse_bytes(&bytes);
-    if let Some(d) = kerneltime::emulate::entry_diagnostic(&module, &diags, entry) {
+    // A C++ kernel name means its mangled entry.
+    let entry = kerneltime::emulate::resolve_entry_name(&module, entry)
+        .map_err(|m| Error::invalid("--entry", m))?;
+    if let Some(d) = kerneltime::emulate::entry_diagnostic(&module, &diags, &entry) {
         return Err(Error::file(path, d));
     }
-    Ok(module)
+    Ok((module, entry))
 }
 
 /// Parses the launch flags.
@@ -93,9 +96,9 @@ pub fn data_hints(texts: &[String]) -> Result<Vec<BufferHint>> {
         .collect()
 }
 
-/// Emulates a file's kernel with data hints.
-pub fn emulate_file_with(
-    path: &Path,
+/// Emulates a kernel of a module read by `load_ptx` (`entry`: its PTX entry) with data hints.
+pub fn emulate_module_with(
+    module: &Module,
     entry: &str,
     grid: &str,
     block: &str,
@@ -105,8 +108,7 @@ pub fn emulate_file_with(
 ) -> Result<Emulation> {
     let launch = launch_of(grid, block)?;
     let args = KernelArg::parse_all(args)?;
-    let module = load_ptx(path, entry)?;
-    emulate_with(&module, entry, launch, &args, data, opts).map_err(name_budget_flags)
+    emulate_with(module, entry, launch, &args, data, opts).map_err(name_budget_flags)
 }
 
 /// An emulation error that advises raising a budget, with the flag that raises it in this
@@ -153,7 +155,8 @@ pub fn run(a: &TraceArgs) -> Result<()> {
         ..budgets(a.step_budget, a.launch_budget)?
     };
     let data = data_hints(&a.data)?;
-    let em = emulate_file_with(&a.file, &a.entry, &a.grid, &a.block, &a.args, &data, opts)?;
+    let (module, entry) = load_ptx(&a.file, &a.entry)?;
+    let em = emulate_module_with(&module, &entry, &a.grid, &a.block, &a.args, &data, opts)?;
     let warps: Vec<_> = em.warps.iter().map(|w| w.summary()).collect();
     if a.json {
         return print_json(&json!({

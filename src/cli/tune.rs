@@ -23,7 +23,7 @@ use kerneltime::compile::Choice;
 use kerneltime::device::{catalogue, Device};
 use kerneltime::emulate::DataArg;
 use kerneltime::error::{write_atomic, Error, Result};
-use kerneltime::tune::evaluate::{evaluate, Evaluation, TopK};
+use kerneltime::tune::evaluate::{evaluate, sample_measured, Evaluation, TopK};
 use kerneltime::tune::kt_cache::{cache_text, MeasuredCache};
 use kerneltime::tune::launch::Overrides;
 use kerneltime::tune::space::Selection;
@@ -45,7 +45,9 @@ pub struct TuneArgs {
     /// A device description file. Repeatable.
     #[arg(long = "device-file", value_name = "FILE.toml")]
     pub device_files: Vec<PathBuf>,
-    /// Rank N configurations drawn uniformly at random (see --seed) instead of all.
+    /// Rank N configurations drawn uniformly at random (see --seed) instead of all; with
+    /// --evaluate, drawn from the configurations the measured cache holds (its timed and its
+    /// failed ones in proportion).
     #[arg(long, value_name = "N", conflicts_with = "all")]
     pub sample: Option<usize>,
     /// Seed of --sample.
@@ -97,8 +99,14 @@ pub struct TuneArgs {
     /// The host link's bandwidth per direction, GB/s (default: PCIe x16 of the architecture).
     #[arg(long, value_name = "GBS")]
     pub host_link_gbs: Option<f64>,
-    /// Keep compiled results here (default: the user's cache folder, kerneltime/compile).
-    #[arg(long, value_name = "DIR", conflicts_with = "no_compile_cache")]
+    /// Keep compiled results here (default: the user's cache folder, kerneltime/compile); the
+    /// accuracy harness's --cache-dir holds the same entries.
+    #[arg(
+        long,
+        visible_alias = "cache-dir",
+        value_name = "DIR",
+        conflicts_with = "no_compile_cache"
+    )]
     pub compile_cache: Option<PathBuf>,
     /// Compile everything afresh and keep nothing.
     #[arg(long)]
@@ -234,14 +242,34 @@ pub fn run(a: &TuneArgs) -> Result<()> {
     } else {
         a.compile_cache.clone().or_else(default_dir)
     };
+    let mut sample_note = None;
+    let selection = match (a.sample, &measured) {
+        (Some(n), Some(m)) => {
+            let valid = kerneltime::tune::space::enumerate(&spec)?;
+            let s = sample_measured(&spec, &valid, m, n, a.seed)?;
+            sample_note = Some(format!(
+                "sample of the measured cache's configurations (seed {}): {} of its {} timed and {} of its {} failed{}",
+                a.seed,
+                s.drawn_timed,
+                s.timed,
+                s.drawn_failed,
+                s.failed,
+                if s.outside > 0 {
+                    format!("; {} of its entries are not configurations of the spec's space", s.outside)
+                } else {
+                    String::new()
+                }
+            ));
+            Selection::Indices(s.indices)
+        }
+        (Some(n), None) => Selection::Sample { n, seed: a.seed },
+        (None, _) => Selection::All,
+    };
     let req = TuneRequest {
         overrides: overrides(a)?,
         spec,
         devices,
-        selection: match a.sample {
-            Some(n) => Selection::Sample { n, seed: a.seed },
-            None => Selection::All,
-        },
+        selection,
         model: a.model.clone(),
         compiler: Choice::parse(&a.compiler).map_err(as_flag)?,
         compile_cache,
@@ -262,7 +290,7 @@ pub fn run(a: &TuneArgs) -> Result<()> {
     if let Some(path) = &a.output {
         write_atomic(path, &csv_bytes(&report, &rows)?)?;
     }
-    for n in &report.notes {
+    for n in report.notes.iter().chain(&sample_note) {
         eprintln!("note: {n}");
     }
     let s = &report.stats;
@@ -288,9 +316,21 @@ pub fn run(a: &TuneArgs) -> Result<()> {
     if let Some(m) = &measured {
         let e = evaluate(&report, 0, m, a.top.unwrap_or(DEFAULT_EVALUATE_TOP))?;
         if a.json {
-            return print_json(&e);
+            // The scores and what the run cost (not part of the library's evaluation).
+            let mut v = serde_json::to_value(&e)
+                .map_err(|e| Error::invalid("json", format!("cannot serialize output: {e}")))?;
+            if let Some(o) = v.as_object_mut() {
+                o.insert("wall_seconds".into(), json!(s.wall_seconds));
+                o.insert("compiled".into(), json!(s.compiled));
+                o.insert("compile_cache_hits".into(), json!(s.cache_hits));
+            }
+            return print_json(&v);
         }
         print_evaluation(&e);
+        println!(
+            "  wall time            {:.1} s ({} compiled, {} from the compile cache)",
+            s.wall_seconds, s.compiled, s.cache_hits
+        );
         return Ok(());
     }
     if a.json {

@@ -700,3 +700,83 @@ fn data_hints_given_as_flags_decide_gathers_and_branches() {
     let unhinted = store(None);
     assert!(unhinted.iter().all(|&s| s == (4, 4)), "{unhinted:?}");
 }
+
+/// A kernel compiled from C++ (mangled entry `_Z5scalePfif`) whose PTX keeps the source's
+/// parameter names (`out`, `n`, `factor`), as hand-written or some compilers' PTX does.
+const SCALE_PTX: &str = r#".version 8.0
+.target sm_75
+.address_size 64
+
+.visible .entry _Z5scalePfif(
+	.param .u64 out,
+	.param .u32 n,
+	.param .f32 factor
+)
+{
+	.reg .pred 	%p<2>;
+	.reg .b32 	%r<6>;
+	.reg .f32 	%f<3>;
+	.reg .b64 	%rd<5>;
+	ld.param.u64 	%rd1, [out];
+	ld.param.u32 	%r2, [n];
+	ld.param.f32 	%f1, [factor];
+	mov.u32 	%r3, %ctaid.x;
+	mov.u32 	%r4, %ntid.x;
+	mov.u32 	%r5, %tid.x;
+	mad.lo.s32 	%r1, %r3, %r4, %r5;
+	setp.ge.s32 	%p1, %r1, %r2;
+	@%p1 bra 	$L__BB0_2;
+	cvta.to.global.u64 	%rd2, %rd1;
+	mul.wide.s32 	%rd3, %r1, 4;
+	add.s64 	%rd4, %rd2, %rd3;
+	st.global.f32 	[%rd4], %f1;
+$L__BB0_2:
+	ret;
+}
+"#;
+
+#[test]
+fn predict_takes_the_cpp_kernel_name_and_parameters_by_name() {
+    let dir = crate::common::temp_dir("predict-cpp-name");
+    let ptx = crate::common::write(&dir, "scale.ptx", SCALE_PTX);
+    let ptx = ptx.to_str().unwrap();
+    let predict = |entry: &str, args: &[&str]| {
+        let mut a = vec![
+            "predict",
+            "--ptx",
+            ptx,
+            "--entry",
+            entry,
+            "--grid",
+            "4",
+            "--block",
+            "128",
+            "--device",
+            "RTX 2080 Ti",
+            "--model",
+            "trace",
+            "--json",
+        ];
+        for x in args {
+            a.extend(["--arg", x]);
+        }
+        run(&a)
+    };
+    // n = 300 of the 512 threads store: a bound the trace must see, by name or position.
+    let (code, by_mangled, err) = predict("_Z5scalePfif", &["1=300", "2=1.5"]);
+    assert_eq!(code, 0, "{err}");
+    let (code, by_cpp_name, err) = predict("scale", &["n=300", "factor=1.5"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(by_mangled, by_cpp_name);
+    // A different n is a different launch: the name reached the parameter.
+    let (code, other_n, _) = predict("scale", &["n=512", "factor=1.5"]);
+    assert_eq!(code, 0);
+    assert_ne!(other_n, by_cpp_name);
+    // A name the PTX does not have lists the kernels.
+    let (code, _, err) = predict("scal", &["n=300", "factor=1.5"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("--entry") && err.contains("no kernel `scal`") && err.contains("_Z5scalePfif"),
+        "{err}"
+    );
+}

@@ -607,3 +607,118 @@ fn mistakes_are_one_line_errors_with_exit_code_2() {
         assert!(err.contains(expect), "{full:?}: {err}");
     }
 }
+
+#[test]
+fn a_sample_of_a_measured_cache_draws_its_timed_part_as_the_harness_does() {
+    // A space of 4 x 3 = 12 configurations and a measured cache of 10 timed and 2 failed
+    // ones; the cache's keys are in an order other than the sorted one.
+    let dir = temp_dir("tune-measured-sample");
+    write(&dir, "k.cu", "__global__ void k(float *x) {}\n");
+    let spec = write(
+        &dir,
+        "k.json",
+        r#"{"ConfigurationSpace": {"TuningParameters": [
+              {"Name": "a", "Values": "[1, 2, 3, 4]"}, {"Name": "b", "Values": "[10, 20, 30]"}],
+              "Conditions": []},
+            "KernelSpecification": {"Language": "CUDA", "KernelName": "k", "KernelFile": "k.cu",
+              "ProblemSize": [1024]}}"#,
+    );
+    let mut entries = Vec::new();
+    for a in [4, 1, 3, 2] {
+        for b in [30, 10, 20] {
+            let time = match (a, b) {
+                (2, 20) | (4, 10) => "\"RuntimeFailedConfig\"".to_string(),
+                _ => format!("{}", a * 100 + b),
+            };
+            entries.push(format!(
+                r#""{a},{b}": {{"a": {a}, "b": {b}, "time": {time}}}"#
+            ));
+        }
+    }
+    let cache = write(
+        &dir,
+        "measured.json",
+        &format!(
+            r#"{{"device_name": "GeForce RTX 2080 Ti", "kernel_name": "k",
+                "tune_params_keys": ["a", "b"], "cache": {{{}}}}}"#,
+            entries.join(",\n")
+        ),
+    );
+    // The harness's group over the same cache: 5 rows, seed 7.
+    let suite = write(
+        &dir,
+        "suite.toml",
+        &format!(
+            r#"[[group]]
+measurements = "{}"
+sample = 5
+seed = 7
+[group.case]
+source = "k.cu"
+defines = {{ a = "{{a}}", b = "{{b}}" }}
+grid = "1"
+block = "32"
+"#,
+            cache.display()
+        ),
+    );
+    let suite = kerneltime::suite::Suite::load(&suite).unwrap();
+    let mut harness: Vec<(String, String)> = suite
+        .cases
+        .iter()
+        .map(|c| match &c.kernel {
+            kerneltime::suite::KernelSource::Source(s) => {
+                let get = |n: &str| {
+                    s.defines
+                        .iter()
+                        .find(|(k, _)| k == n)
+                        .map(|(_, v)| v.clone())
+                        .unwrap()
+                };
+                (get("a"), get("b"))
+            }
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    harness.sort();
+    assert_eq!(harness.len(), 5);
+
+    let spec = TuneSpec::load(&spec).unwrap();
+    let valid = enumerate(&spec).unwrap();
+    let measured = MeasuredCache::load(&cache).unwrap();
+    // 6 of 12: the failed share is 6 x 2 / 12 = 1, so 5 timed, as many as the harness drew.
+    let s = kerneltime::tune::evaluate::sample_measured(&spec, &valid, &measured, 6, 7).unwrap();
+    assert_eq!(
+        (s.timed, s.failed, s.drawn_timed, s.drawn_failed, s.outside),
+        (10, 2, 5, 1, 0)
+    );
+    assert_eq!(s.indices.len(), 6);
+    let order = measured.key_order(&["a".into(), "b".into()]).unwrap();
+    let mut timed = Vec::new();
+    let mut failed = 0;
+    for &i in &s.indices {
+        let c = configuration(&spec, i);
+        match measured.get(&order, &c.values).unwrap() {
+            kerneltime::tune::kt_cache::Measured::TimeMs(_) => {
+                timed.push((c.values[0].to_string(), c.values[1].to_string()))
+            }
+            kerneltime::tune::kt_cache::Measured::Failed(_) => failed += 1,
+        }
+    }
+    timed.sort();
+    assert_eq!(failed, 1);
+    assert_eq!(timed, harness);
+    // Fewer draws take the first ones of the same shuffle: a subset of the harness's sample.
+    let s3 = kerneltime::tune::evaluate::sample_measured(&spec, &valid, &measured, 3, 7).unwrap();
+    assert_eq!((s3.drawn_timed, s3.drawn_failed), (2, 1));
+    assert!(s3.indices.iter().all(|i| !matches!(
+        measured.get(&order, &configuration(&spec, *i).values),
+        Some(kerneltime::tune::kt_cache::Measured::TimeMs(_))
+    ) || s.indices.contains(i)));
+    // Another seed draws another sample; a sample as large as the cache is all of it.
+    let other =
+        kerneltime::tune::evaluate::sample_measured(&spec, &valid, &measured, 6, 8).unwrap();
+    assert_ne!(other.indices, s.indices);
+    let all = kerneltime::tune::evaluate::sample_measured(&spec, &valid, &measured, 50, 7).unwrap();
+    assert_eq!(all.indices, valid);
+}

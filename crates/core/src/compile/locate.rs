@@ -121,17 +121,30 @@ pub fn nvrtc_candidates() -> Vec<PathBuf> {
 /// Names the system loader may resolve on its own (`LD_LIBRARY_PATH`, `ldconfig`).
 pub const NVRTC_SONAMES: &[&str] = &["libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"];
 
-/// The CUDA headers that belong with an NVRTC library (for `#include <cuda_fp16.h>` and the
-/// like), when they are installed beside it.
-pub fn cuda_include_for(nvrtc: &Path) -> Option<PathBuf> {
-    let lib = nvrtc.parent()?;
-    let up = lib.parent()?;
-    [
-        up.join("include"),
-        up.parent()?.join("cuda_runtime").join("include"),
-    ]
-    .into_iter()
-    .find(|d| d.join("cuda_runtime.h").is_file() || d.join("cuda_fp16.h").is_file())
+/// The CUDA header folders that belong with an NVRTC library (for `#include <cuda_fp16.h>`
+/// and the like), when they are installed beside it: a toolkit's `include/`, or the wheels'
+/// `cuda_runtime/include` and `cuda_cccl/include` (the folders the accuracy harness passes).
+pub fn cuda_includes_for(nvrtc: &Path) -> Vec<PathBuf> {
+    let Some(up) = nvrtc.parent().and_then(Path::parent) else {
+        return Vec::new();
+    };
+    let toolkit = up.join("include");
+    if toolkit.join("cuda_runtime.h").is_file() || toolkit.join("cuda_fp16.h").is_file() {
+        return vec![toolkit];
+    }
+    let Some(wheels) = up.parent() else {
+        return Vec::new();
+    };
+    let runtime = wheels.join("cuda_runtime").join("include");
+    if !(runtime.join("cuda_runtime.h").is_file() || runtime.join("cuda_fp16.h").is_file()) {
+        return Vec::new();
+    }
+    let cccl = wheels.join("cuda_cccl").join("include");
+    let mut out = vec![runtime];
+    if cccl.is_dir() {
+        out.push(cccl);
+    }
+    out
 }
 
 /// A program on `PATH` or in the CUDA and toolchain folders.

@@ -83,7 +83,7 @@ impl Choice {
 enum Backend {
     Nvrtc {
         lib: Arc<nvrtc::Nvrtc>,
-        include: Option<PathBuf>,
+        include: Vec<PathBuf>,
     },
     Nvcc(nvcc::Nvcc),
     Clang(clang::Clang),
@@ -113,7 +113,7 @@ impl Compiler {
                 if choice != Choice::Nvcc {
                     match find_nvrtc() {
                         Ok(lib) => {
-                            let include = locate::cuda_include_for(&lib.path);
+                            let include = locate::cuda_includes_for(&lib.path);
                             return Ok(Compiler {
                                 location: format!(
                                     "NVRTC {}.{} ({})",
@@ -163,6 +163,17 @@ impl Compiler {
         &self.identity
     }
 
+    /// What the compile cache keys the compiler by: the route and its file. NVRTC is
+    /// `nvrtc` and the library (the accuracy harness calls the same library with the same
+    /// options, so the two share entries); the nvcc and clang routes of this module run other
+    /// programs than the harness's and are keyed by their whole identity.
+    pub fn key_route(&self) -> (String, Option<&Path>) {
+        match &self.backend {
+            Backend::Nvrtc { lib, .. } => ("nvrtc".to_string(), Some(lib.path.as_path())),
+            Backend::Nvcc(_) | Backend::Clang(_) => (format!("compile {}", self.identity), None),
+        }
+    }
+
     /// Compiles one job.
     pub fn compile(&self, job: &CompileJob<'_>) -> Result<Outcome> {
         match &self.backend {
@@ -174,7 +185,7 @@ impl Compiler {
                 if let Some(d) = job.include_dir {
                     options.push(format!("--include-path={}", d.display()));
                 }
-                if let Some(d) = include {
+                for d in include {
                     options.push(format!("--include-path={}", d.display()));
                 }
                 options.extend(job.defines.iter().map(|(n, v)| format!("-D{n}={v}")));

@@ -9,6 +9,36 @@ use crate::error::{Error, Result};
 use kerneltime_ptx::ast::{Function, Module};
 use kerneltime_ptx::diag::{Diagnostics, Severity};
 
+/// The entry a kernel name means in a module: the entry of that name, else the one C++ entry
+/// mangled from it (`cn_pnpoly` -> `_Z9cn_pnpolyPiP6float2i`: a source name as an autotuner or
+/// a suite gives it). The error lists the kernels, or the overloads to choose from.
+pub fn resolve_entry_name(m: &Module, name: &str) -> std::result::Result<String, String> {
+    let entries: Vec<&str> = m.entries().map(|f| f.name.as_str()).collect();
+    if entries.contains(&name) {
+        return Ok(name.to_string());
+    }
+    let mangled = format!("_Z{}{name}", name.len());
+    let found: Vec<&&str> = entries.iter().filter(|e| e.starts_with(&mangled)).collect();
+    match found.as_slice() {
+        [one] => Ok(one.to_string()),
+        [] => Err(format!(
+            "no kernel `{name}` in the PTX; its kernels: {}",
+            if entries.is_empty() {
+                "none".to_string()
+            } else {
+                entries.join(", ")
+            }
+        )),
+        many => Err(format!(
+            "kernel `{name}` is overloaded in the PTX ({}); name one",
+            many.iter()
+                .map(|s| s.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+    }
+}
+
 /// Finds the kernel `entry` in a module (an error lists the kernels).
 pub fn find_entry<'m>(m: &'m Module, entry: &str) -> Result<&'m Function> {
     m.entries().find(|f| f.name == entry).ok_or_else(|| {

@@ -67,8 +67,8 @@ pub use warp::local_sector_address;
 use warp::{Emulator, GlobalHint};
 
 pub use args::{
-    entry_diagnostic, find_entry, param_index, resolve_args, ArgValue, KernelArg, ParamValue,
-    ResolvedArgs,
+    entry_diagnostic, find_entry, param_index, resolve_args, resolve_entry_name, ArgValue,
+    KernelArg, ParamValue, ResolvedArgs,
 };
 pub use hints::{BufferHint, DataArg, DataHint, DataSpec};
 pub use launch::LaunchDims;

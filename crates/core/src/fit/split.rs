@@ -77,6 +77,16 @@ impl SplitMix64 {
     }
 }
 
+/// The seed of a stratum's shuffle in a seeded sample: the first 64 bits of the key hash of the
+/// run's seed (little-endian bytes) and the stratum's key. The accuracy harness's groups and
+/// `tune --evaluate`'s sample of a measured cache draw with it, so the same seed and stratum
+/// give the same permutation in both.
+pub fn stratum_seed(seed: u64, stratum: &str) -> u64 {
+    let mut h = crate::compile::cache::KeyHasher::default();
+    h.field(&seed.to_le_bytes()).field(stratum.as_bytes());
+    u64::from_str_radix(&h.hex()[..16], 16).unwrap_or(seed)
+}
+
 /// Indices of a train/test split, each list in ascending order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Split {

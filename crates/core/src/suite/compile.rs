@@ -5,9 +5,11 @@
 //! from NVRTC's log with `--ptxas-options=-v`), nvcc 13.5 `-ptx` then ptxas 13.5 `-v`
 //! (sm_75 ... sm_121; nvcc also takes whole programs with host code), and clang-14 for OpenCL
 //! (`-target nvptx64-nvidia-nvcl`, libclc when installed) then ptxas 12.9 `-v` (sm_50 ...
-//! sm_86). The cache key covers the compiler and its path, the source's bytes and directory,
-//! the defines, options, include directories and the target; headers are not hashed, so after
-//! editing one, delete the cache directory.
+//! sm_86). The cache key and layout are `compile::cache`'s (`source_key`: the compiler and its
+//! file, the source's bytes and folder, the defines, options, include directories and the
+//! target; folders with links resolved), which `tune` shares: its in-process NVRTC and this
+//! route's driver call the same library with the same options, so the two reuse each other's
+//! compilations. Headers are not hashed, so after editing one, delete the cache directory.
 //!
 //! This is the one place the harness runs external programs. It is deliberately small: the
 //! in-process compile layer (`kerneltime::compile`) is meant to replace it behind
@@ -16,6 +18,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::compile::cache::{key_file, read_entry, source_key, write_entry, KeyHasher, SourceKey};
+use crate::compile::Outcome;
 
 /// The NVRTC driver, the project's `scripts/nvrtc_compile.py` (run as `python3 -c DRIVER
 /// LIBNVRTC SOURCE /dev/stdout ptx OPTIONS...`: the PTX on stdout, NVRTC's log on stderr, exit
@@ -213,40 +218,6 @@ pub struct Compiled {
     pub key: String,
 }
 
-/// A 128-bit FNV-1a style hash (two 64-bit lanes with different offsets) as 32 hex digits:
-/// a cache key, not a cryptographic digest.
-#[derive(Debug, Clone)]
-pub struct KeyHasher([u64; 2]);
-
-impl Default for KeyHasher {
-    fn default() -> Self {
-        KeyHasher([0xcbf2_9ce4_8422_2325, 0x6c62_272e_07bb_0142])
-    }
-}
-
-impl KeyHasher {
-    const PRIME: u64 = 0x0000_0100_0000_01b3;
-
-    /// Adds a field (length-prefixed, so fields cannot run into each other).
-    pub fn field(&mut self, bytes: &[u8]) -> &mut Self {
-        self.raw(&(bytes.len() as u64).to_le_bytes());
-        self.raw(bytes)
-    }
-
-    fn raw(&mut self, bytes: &[u8]) -> &mut Self {
-        for &b in bytes {
-            for h in &mut self.0 {
-                *h = (*h ^ u64::from(b)).wrapping_mul(Self::PRIME);
-            }
-        }
-        self
-    }
-
-    pub fn hex(&self) -> String {
-        format!("{:016x}{:016x}", self.0[0], self.0[1])
-    }
-}
-
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
 /// A temporary path in `dir` no other call of this process uses.
@@ -287,21 +258,6 @@ fn first_errors(log: &str) -> String {
     text.chars().take(300).collect()
 }
 
-fn cached(cache: &Path, key: &str) -> Option<(String, String)> {
-    let ptx = std::fs::read_to_string(cache.join(format!("{key}.ptx"))).ok()?;
-    let log = std::fs::read_to_string(cache.join(format!("{key}.log"))).ok()?;
-    Some((ptx, log))
-}
-
-fn store(cache: &Path, key: &str, ptx: &str, log: &str) -> std::result::Result<(), String> {
-    // The log first: a PTX file without its log is never taken for a cache hit.
-    std::fs::create_dir_all(cache)
-        .map_err(|e| format!("cannot create {}: {e}", cache.display()))?;
-    crate::error::write_atomic(&cache.join(format!("{key}.log")), log.as_bytes())
-        .and_then(|_| crate::error::write_atomic(&cache.join(format!("{key}.ptx")), ptx.as_bytes()))
-        .map_err(|e| e.to_string())
-}
-
 /// Compiles a source for `sm` into PTX and a resource report, or takes both from `cache`.
 /// The error is one line: the compiler's first error, or what is missing.
 pub fn compile_source(
@@ -320,40 +276,21 @@ pub fn compile_source(
         Compiler::Nvcc => &tc.nvcc,
         Compiler::Clang => &tc.clang,
     };
-    let mut h = KeyHasher::default();
-    h.field(b"kerneltime-suite-compile-1")
-        .field(spec.compiler.name().as_bytes())
-        .field(
-            tool.as_deref()
-                .unwrap_or(Path::new(""))
-                .as_os_str()
-                .as_encoded_bytes(),
-        )
-        .field(&source)
-        .field(
-            spec.path
-                .parent()
-                .unwrap_or(Path::new(""))
-                .as_os_str()
-                .as_encoded_bytes(),
-        )
-        .field(&sm.to_le_bytes());
-    for (k, v) in &spec.defines {
-        h.field(k.as_bytes()).field(v.as_bytes());
-    }
-    h.field(b"options");
-    for o in &spec.options {
-        h.field(o.as_bytes());
-    }
-    h.field(b"include");
-    for i in &spec.include {
-        h.field(i.as_os_str().as_encoded_bytes());
-    }
-    let key = h.hex();
-    if let Some((ptx, report)) = cached(cache, &key) {
+    let key = source_key(&SourceKey {
+        route: spec.compiler.name(),
+        tool: tool.as_deref(),
+        source: &source,
+        source_dir: spec.path.parent().unwrap_or(Path::new("")),
+        sm,
+        defines: &spec.defines,
+        options: &spec.options,
+        include: &spec.include,
+    });
+    // A refusal `tune` kept is compiled again: the harness words its own reasons.
+    if let Some(Outcome::Compiled { ptx, log }) = read_entry(cache, &key) {
         return Ok(Compiled {
             ptx,
-            report,
+            report: log,
             cached: true,
             key,
         });
@@ -382,6 +319,12 @@ pub fn compile_source(
                 .args(["/dev/stdout", "ptx"])
                 .arg(format!("--gpu-architecture=sm_{sm}"))
                 .arg("--ptxas-options=-v")
+                .args(
+                    spec.path
+                        .parent()
+                        .filter(|d| !d.as_os_str().is_empty())
+                        .map(|d| format!("-I{}", d.display())),
+                )
                 .args(&flags)
                 .args(
                     tc.nvrtc_include
@@ -445,7 +388,11 @@ pub fn compile_source(
             (ptx, report)
         }
     };
-    store(cache, &key, &ptx, &report)?;
+    let outcome = Outcome::Compiled {
+        ptx: ptx.clone(),
+        log: report.clone(),
+    };
+    write_entry(cache, &key, &outcome).map_err(|e| e.to_string())?;
     Ok(Compiled {
         ptx,
         report,
@@ -507,7 +454,8 @@ pub fn ptxas_report(
         .field(
             ptxas
                 .as_deref()
-                .unwrap_or(Path::new(""))
+                .map(key_file)
+                .unwrap_or_default()
                 .as_os_str()
                 .as_encoded_bytes(),
         )

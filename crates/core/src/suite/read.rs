@@ -604,10 +604,7 @@ fn read_group(
         let mut chosen: std::collections::HashSet<(String, String)> = Default::default();
         for (key, mut units) in strata {
             if units.len() > n {
-                let mut h = super::compile::KeyHasher::default();
-                h.field(&seed.to_le_bytes()).field(key.as_bytes());
-                let stratum_seed = u64::from_str_radix(&h.hex()[..16], 16).unwrap_or(seed);
-                SplitMix64::new(stratum_seed).shuffle(&mut units);
+                SplitMix64::new(crate::fit::split::stratum_seed(seed, &key)).shuffle(&mut units);
                 units.truncate(n);
             }
             chosen.extend(units.into_iter().map(|u| (key.clone(), u)));

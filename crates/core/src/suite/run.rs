@@ -397,15 +397,7 @@ const MAX_PTX_BYTES: u64 = 512 << 20;
 /// The PTX entry a case's `entry` names: the entry itself, else the one mangled C++ entry of
 /// that source name (`cn_pnpoly` -> `_Z9cn_pnpolyPiP6float2i`).
 fn resolve_entry(m: &Module, entry: &str) -> Option<String> {
-    if m.entries().any(|f| f.name == entry) {
-        return Some(entry.to_string());
-    }
-    let prefix = format!("_Z{}{entry}", entry.len());
-    let mut found = m.entries().filter(|f| f.name.starts_with(&prefix));
-    match (found.next(), found.next()) {
-        (Some(f), None) => Some(f.name.clone()),
-        _ => None,
-    }
+    crate::emulate::resolve_entry_name(m, entry).ok()
 }
 
 /// Whether a case's name (PTX name, short name or index) names a parameter of the entry.

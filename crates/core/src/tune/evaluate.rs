@@ -18,12 +18,124 @@
 //! - Refusals: precision and recall of the predicted failures (`cannot-launch` or
 //!   `compile-error`) against the configurations whose measured `time` is a failure marker.
 //!
+//!
+//! A sample to score (`sample_measured`) is drawn from the configurations the measured cache
+//! holds, so that every one has a measurement: the timed and the failed ones are two strata,
+//! each given its share of the `n` (rounded; so failures are represented and the refusals'
+//! precision and recall can be measured), each shuffled with its own seed
+//! (`fit::split::stratum_seed(seed, "")` for the timed ones, `"failed"` for the failures).
+//! The timed stratum is drawn exactly as the accuracy harness draws a tuning group's rows
+//! (the same order, the file's sorted keys, and the same shuffle), so with the harness's seed
+//! the timed configurations are the first ones of the harness's sample, whose compilations
+//! its cache already holds.
+//!
 //! What it does NOT do: read files (`kt_cache`), or choose `k` for the user.
 
-use super::kt_cache::{Measured, MeasuredCache};
+use super::kt_cache::{key_part, Measured, MeasuredCache};
+use super::spec::TuneSpec;
 use super::{Status, TuneReport};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::fit::rank::{kendall_tau_b, spearman_rho};
+use crate::fit::split::{stratum_seed, SplitMix64};
+
+/// A sample of the configurations a measured cache holds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MeasuredSample {
+    /// Configuration indices (in the full product), ascending.
+    pub indices: Vec<u64>,
+    /// The cache's timed and failed configurations that are in the space.
+    pub timed: usize,
+    pub failed: usize,
+    /// How many of each were drawn.
+    pub drawn_timed: usize,
+    pub drawn_failed: usize,
+    /// Cache entries that are not configurations of the space (values outside the spec's
+    /// lists, or failing its conditions); never drawn.
+    pub outside: usize,
+}
+
+/// `n` configurations of the space (`valid`: the indices that meet the conditions, ascending)
+/// drawn from those the measured cache holds (see the module notes), or all of them when it
+/// holds at most `n`.
+pub fn sample_measured(
+    spec: &TuneSpec,
+    valid: &[u64],
+    measured: &MeasuredCache,
+    n: usize,
+    seed: u64,
+) -> Result<MeasuredSample> {
+    let names: Vec<String> = spec.params.iter().map(|p| p.name.clone()).collect();
+    let order = measured.key_order(&names)?;
+    let positions: Vec<std::collections::HashMap<String, u64>> = spec
+        .params
+        .iter()
+        .map(|p| {
+            p.values
+                .iter()
+                .enumerate()
+                .map(|(k, v)| (key_part(v), k as u64))
+                .collect()
+        })
+        .collect();
+    let (mut timed, mut failed, mut outside) = (Vec::new(), Vec::new(), 0usize);
+    'entry: for (parts, m) in measured.entries() {
+        // The mixed-radix index: the last parameter varies fastest.
+        let mut at = vec![0u64; names.len()];
+        for (part, &p) in parts.iter().zip(&order) {
+            match positions[p].get(part) {
+                Some(&k) => at[p] = k,
+                None => {
+                    outside += 1;
+                    continue 'entry;
+                }
+            }
+        }
+        let index = spec
+            .params
+            .iter()
+            .zip(&at)
+            .fold(0u64, |acc, (p, &k)| acc * p.values.len() as u64 + k);
+        if valid.binary_search(&index).is_err() {
+            outside += 1;
+            continue;
+        }
+        match m {
+            Measured::TimeMs(_) => timed.push(index),
+            Measured::Failed(_) => failed.push(index),
+        }
+    }
+    let total = timed.len() + failed.len();
+    if total == 0 {
+        return Err(Error::file(
+            measured.origin.as_str(),
+            "holds no configuration of the spec's space to sample",
+        ));
+    }
+    let mut want_failed = ((n as f64) * failed.len() as f64 / total as f64).round() as usize;
+    want_failed = want_failed.min(failed.len());
+    let want_timed = n.saturating_sub(want_failed).min(timed.len());
+    let want_failed = n.saturating_sub(want_timed).min(failed.len());
+    let draw = |mut units: Vec<u64>, want: usize, stratum: &str| -> Vec<u64> {
+        if units.len() > want {
+            SplitMix64::new(stratum_seed(seed, stratum)).shuffle(&mut units);
+            units.truncate(want);
+        }
+        units
+    };
+    let (n_timed, n_failed) = (timed.len(), failed.len());
+    let mut indices = draw(timed, want_timed, "");
+    indices.extend(draw(failed, want_failed, "failed"));
+    indices.sort_unstable();
+    indices.dedup();
+    Ok(MeasuredSample {
+        indices,
+        timed: n_timed,
+        failed: n_failed,
+        drawn_timed: want_timed,
+        drawn_failed: want_failed,
+        outside,
+    })
+}
 
 /// Configurations drawn at random in the baseline.
 pub const RANDOM_DRAWS: usize = 10;

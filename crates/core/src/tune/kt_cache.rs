@@ -139,6 +139,10 @@ pub struct MeasuredCache {
     /// `tune_params_keys`.
     pub keys: Vec<String>,
     entries: HashMap<String, Measured>,
+    /// The entries' keys (values joined by commas) with their values (in `keys` order), in
+    /// the order the file's `cache` object is read (its keys sorted, as the measurement
+    /// readers see them) or the T4 file lists them.
+    order: Vec<(String, Vec<String>)>,
 }
 
 impl MeasuredCache {
@@ -173,6 +177,7 @@ impl MeasuredCache {
             .and_then(Json::as_object)
             .ok_or_else(|| bad("the Kernel Tuner cache has no `cache` object"))?;
         let mut entries = HashMap::with_capacity(cache.len());
+        let mut order = Vec::with_capacity(cache.len());
         for (key, e) in cache {
             let parts: Vec<String> = match e.as_object() {
                 Some(o) if keys.iter().all(|k| o.contains_key(k)) => {
@@ -193,7 +198,10 @@ impl MeasuredCache {
                     ))
                 }
             };
-            entries.insert(parts.join(","), measured);
+            let joined = parts.join(",");
+            if entries.insert(joined.clone(), measured).is_none() {
+                order.push((joined, parts));
+            }
         }
         Ok(MeasuredCache {
             origin: origin.to_string(),
@@ -207,6 +215,7 @@ impl MeasuredCache {
                 .map(str::to_string),
             keys,
             entries,
+            order,
         })
     }
 
@@ -249,6 +258,13 @@ impl MeasuredCache {
             .collect())
     }
 
+    /// Every entry in file order: its key parts (in `keys` order) and outcome.
+    pub fn entries(&self) -> impl Iterator<Item = (&[String], &Measured)> {
+        self.order
+            .iter()
+            .filter_map(|(k, parts)| Some((parts.as_slice(), self.entries.get(k)?)))
+    }
+
     /// The measured outcome of a configuration (values in spec order), given
     /// [`MeasuredCache::key_order`].
     pub fn get(&self, order: &[usize], values: &[Value]) -> Option<&Measured> {
@@ -273,6 +289,7 @@ fn parse_t4(results: &[Json], origin: &str) -> Result<MeasuredCache> {
     let at = |k: usize, m: String| Error::file(origin, format!("results[{k}]: {m}"));
     let mut keys: Vec<String> = Vec::new();
     let mut entries = HashMap::with_capacity(results.len());
+    let mut order = Vec::with_capacity(results.len());
     for (k, r) in results.iter().enumerate() {
         let config = r
             .get("configuration")
@@ -318,7 +335,10 @@ fn parse_t4(results: &[Json], origin: &str) -> Result<MeasuredCache> {
                 }
             }
         };
-        entries.insert(parts.join(","), measured);
+        let joined = parts.join(",");
+        if entries.insert(joined.clone(), measured).is_none() {
+            order.push((joined, parts));
+        }
     }
     Ok(MeasuredCache {
         origin: origin.to_string(),
@@ -326,6 +346,7 @@ fn parse_t4(results: &[Json], origin: &str) -> Result<MeasuredCache> {
         kernel_name: None,
         keys,
         entries,
+        order,
     })
 }
 

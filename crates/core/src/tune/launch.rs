@@ -8,7 +8,13 @@
 //! `GridDiv` takes its grid from `GlobalSize` (blocks for `GlobalSizeType` CUDA, threads for
 //! OpenCL). The defines are Kernel Tuner's: `kernel_tuner=1`, `grid_size_x/y/z`,
 //! `block_size_x/y/z`, then every tuning parameter (booleans as 1/0), then the caller's
-//! `--define`s, later ones replacing earlier ones of the same name.
+//! `--define`s, later ones replacing earlier ones of the same name. Of Kernel Tuner's own
+//! defines (not a tuning parameter, not the caller's), one that cannot change what the compiler
+//! sees is left out (`inert_defines`): in a source without `#include`, a name the source never
+//! mentions, or one whose first mention is a top-level `#ifndef NAME` / `#define NAME VALUE` /
+//! `#endif` with the value Kernel Tuner would pass. The compilation is then byte-for-byte the
+//! same, and its cache key the one of a compiler call with only the tuning parameters (the
+//! accuracy harness's), so the two share compile-cache entries.
 //!
 //! Kernel arguments are found by name among the spec's `Arguments` that are kernel parameters,
 //! else among the parameters of the kernel's signature in the source (read with comments
@@ -78,6 +84,8 @@ pub struct Launcher {
     args: Vec<(usize, Formula)>,
     user_defines: Vec<(String, String)>,
     names: Vec<String>,
+    /// Kernel Tuner's own defines that change nothing in this source (`inert_defines`).
+    inert: Vec<(String, Inert)>,
     /// The kernel's parameters by name (may be empty when nothing names them).
     pub params: Vec<KernelParam>,
     /// Kernel parameters that are mapped host memory.
@@ -234,6 +242,24 @@ impl Launcher {
                 mapped_host.push(p);
             }
         }
+        let implicit: Vec<String> = implicit_define_names()
+            .into_iter()
+            .filter(|n| !names.contains(n) && !user_defines.iter().any(|(u, _)| u == n))
+            .collect();
+        let inert = inert_defines(source, &implicit);
+        if !inert.is_empty() {
+            let list: Vec<String> = inert
+                .iter()
+                .map(|(n, how)| match how {
+                    Inert::Unused => n.clone(),
+                    Inert::Default(v) => format!("{n} (when {v}, the source's own default)"),
+                })
+                .collect();
+            notes.push(format!(
+                "Kernel Tuner's defines not passed, as the compiler would see the same code: {}",
+                list.join(", ")
+            ));
+        }
         Ok(Launcher {
             block,
             grid_div,
@@ -242,6 +268,7 @@ impl Launcher {
             args,
             user_defines,
             names,
+            inert,
             params,
             mapped_host,
             notes,
@@ -365,6 +392,15 @@ impl Launcher {
                 None => merged.push((n, v)),
             }
         }
+        merged.retain(|(n, v)| {
+            !self.inert.iter().any(|(i, how)| {
+                i == n
+                    && match how {
+                        Inert::Unused => true,
+                        Inert::Default(d) => d == v,
+                    }
+            })
+        });
         let mut env = config.values.clone();
         env.push(Value::List(
             self.problem_size.iter().map(|&n| Value::Int(n)).collect(),
@@ -396,6 +432,93 @@ impl Launcher {
             args,
         })
     }
+}
+
+/// The defines Kernel Tuner adds besides the tuning parameters.
+fn implicit_define_names() -> Vec<String> {
+    let mut out = vec!["kernel_tuner".to_string()];
+    for prefix in ["grid_size", "block_size"] {
+        out.extend(AXES.iter().map(|a| format!("{prefix}_{a}")));
+    }
+    out
+}
+
+/// Why a define changes nothing.
+#[derive(Debug, Clone, PartialEq)]
+enum Inert {
+    /// The source never mentions the name.
+    Unused,
+    /// The source defines the name to this value when it is not given.
+    Default(String),
+}
+
+/// The identifiers of a line (comments and strings included: a mention there only keeps a
+/// define that could have been left out).
+fn identifiers(line: &str) -> impl Iterator<Item = &str> {
+    line.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .filter(|w| w.chars().next().is_some_and(|c| !c.is_ascii_digit()))
+}
+
+/// A preprocessor line's directive and the rest (`#  define X 1` -> ("define", "X 1")).
+fn directive(line: &str) -> Option<(&str, &str)> {
+    let rest = line.trim().strip_prefix('#')?.trim_start();
+    let end = rest
+        .find(|c: char| !c.is_ascii_alphabetic())
+        .unwrap_or(rest.len());
+    Some((&rest[..end], rest[end..].trim()))
+}
+
+/// Which of `names` cannot change what the compiler sees of `source` (see the module notes):
+/// none when the source includes anything (a header may use any name).
+fn inert_defines(source: &str, names: &[String]) -> Vec<(String, Inert)> {
+    let lines: Vec<&str> = source.lines().collect();
+    if lines
+        .iter()
+        .any(|l| directive(l).is_some_and(|(d, _)| d == "include"))
+    {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for name in names {
+        let Some(first) = lines.iter().position(|l| identifiers(l).any(|w| w == name)) else {
+            out.push((name.clone(), Inert::Unused));
+            continue;
+        };
+        // The first mention must be a top-level `#ifndef NAME` ...
+        let depth: i64 = lines[..first]
+            .iter()
+            .filter_map(|l| directive(l))
+            .map(|(d, _)| match d {
+                "if" | "ifdef" | "ifndef" => 1,
+                "endif" => -1,
+                _ => 0,
+            })
+            .sum();
+        let continued = first > 0 && lines[first - 1].trim_end().ends_with('\\');
+        if depth != 0 || continued || directive(lines[first]) != Some(("ifndef", name.as_str())) {
+            continue;
+        }
+        // ... followed by `#define NAME VALUE` and `#endif`.
+        let mut next = lines[first + 1..].iter().filter(|l| !l.trim().is_empty());
+        let (Some(def), Some(end)) = (next.next(), next.next()) else {
+            continue;
+        };
+        let value = match directive(def) {
+            Some(("define", rest)) => rest
+                .strip_prefix(name.as_str())
+                .filter(|v| v.starts_with(char::is_whitespace))
+                .map(str::trim),
+            _ => None,
+        };
+        let closed = directive(end).is_some_and(|(d, _)| d == "endif");
+        match value {
+            Some(v) if closed && !v.is_empty() && !v.ends_with('\\') && !v.contains("/*") => {
+                out.push((name.clone(), Inert::Default(v.to_string())))
+            }
+            _ => {}
+        }
+    }
+    out
 }
 
 /// How a value is written in a `-D` define.
@@ -585,6 +708,15 @@ mod tests {
             const int n) { }
     "#;
 
+    /// A configuration's defines as `NAME=VALUE`, in order.
+    fn define_list(l: &Launcher, c: &Configuration) -> Vec<String> {
+        let plan = l.plan(c).unwrap();
+        plan.defines
+            .iter()
+            .map(|(n, v)| format!("{n}={v}"))
+            .collect()
+    }
+
     #[test]
     fn kernel_tuner_launch_rule_and_defines() {
         let spec = TuneSpec::parse(SPEC, "pip.json").unwrap();
@@ -593,7 +725,9 @@ mod tests {
             defines: vec!["VERTICES=600".into(), "tile_size=9".into()],
             ..Default::default()
         };
-        let l = Launcher::new(&spec, &o, SOURCE).unwrap();
+        // A source that includes a header keeps every define (the header may use any).
+        let with_header = format!("#include \"common.h\"\n{SOURCE}");
+        let l = Launcher::new(&spec, &o, &with_header).unwrap();
         assert_eq!(
             l.params.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(),
             vec!["bitmap", "points", "n"]
@@ -621,6 +755,60 @@ mod tests {
                 "VERTICES=600",
             ]
         );
+        // Without the header, Kernel Tuner's defines the source never mentions are left out;
+        // the parameters and the caller's defines stay.
+        let l = Launcher::new(&spec, &o, SOURCE).unwrap();
+        let d = define_list(&l, &c);
+        assert_eq!(
+            d,
+            vec!["block_size_x=64", "tile_size=9", "fast=1", "VERTICES=600"]
+        );
+    }
+
+    #[test]
+    fn kernel_tuner_defines_the_source_sets_to_the_same_value_are_left_out() {
+        let spec = TuneSpec::parse(SPEC, "pip.json").unwrap();
+        // block_size_y: a top-level default of 1, the value passed (left out). block_size_z:
+        // the same default inside `#if`, which could skip it (kept). grid_size_y: a default of
+        // 2 where 1 is passed (kept). grid_size_x: used (kept). kernel_tuner and grid_size_z:
+        // never mentioned (left out).
+        let source = format!(
+            "#ifndef block_size_y\n    #define block_size_y 1\n#endif\n\
+             #if USE_Z\n#ifndef block_size_z\n#define block_size_z 1\n#endif\n#endif\n\
+             #ifndef grid_size_y\n#define grid_size_y 2\n#endif\n\
+             __constant__ int g = grid_size_x;\n{SOURCE}"
+        );
+        let l = Launcher::new(&spec, &Overrides::default(), &source).unwrap();
+        let c = configuration(&spec, 3);
+        let d = define_list(&l, &c);
+        assert_eq!(
+            d,
+            vec![
+                "grid_size_x=6",
+                "grid_size_y=1",
+                "block_size_x=64",
+                "block_size_z=1",
+                "tile_size=3",
+                "fast=1",
+            ]
+        );
+        assert!(
+            l.notes.iter().any(|n| n.ends_with(
+                "kernel_tuner, grid_size_y (when 2, the source's own default), grid_size_z, block_size_y (when 1, the source's own default)"
+            )),
+            "{:?}",
+            l.notes
+        );
+        // A caller's define of such a name is always passed.
+        let o = Overrides {
+            defines: vec!["kernel_tuner=1".into()],
+            ..Default::default()
+        };
+        let l = Launcher::new(&spec, &o, &source).unwrap();
+        let p = l.plan(&c).unwrap();
+        assert!(p
+            .defines
+            .contains(&("kernel_tuner".to_string(), "1".to_string())));
     }
 
     #[test]

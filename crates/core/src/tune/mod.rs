@@ -441,33 +441,9 @@ fn rank_rows(rows: &mut [Row], configurations: &[Configuration], devices: usize)
     }
 }
 
-/// The kernel's PTX entry: its own name, else the one C++ name it mangles to
-/// (`_Z<length><name>...`, a free function in the global namespace).
+/// The PTX entry of the spec's kernel name (`emulate::resolve_entry_name`).
 pub fn find_entry_name(module: &Module, name: &str) -> std::result::Result<String, String> {
-    let entries: Vec<&str> = module.entries().map(|f| f.name.as_str()).collect();
-    if entries.contains(&name) {
-        return Ok(name.to_string());
-    }
-    let mangled = format!("_Z{}{name}", name.len());
-    let found: Vec<&&str> = entries.iter().filter(|e| e.starts_with(&mangled)).collect();
-    match found.as_slice() {
-        [one] => Ok(one.to_string()),
-        [] => Err(format!(
-            "no kernel `{name}` in the compiled PTX; its kernels: {}",
-            if entries.is_empty() {
-                "none".to_string()
-            } else {
-                entries.join(", ")
-            }
-        )),
-        many => Err(format!(
-            "kernel `{name}` is overloaded in the compiled PTX ({}); name one",
-            many.iter()
-                .map(|s| s.to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        )),
-    }
+    crate::emulate::resolve_entry_name(module, name)
 }
 
 impl Context<'_> {
@@ -617,7 +593,7 @@ impl Context<'_> {
     ) -> String {
         let spec = &self.req.spec;
         let mut k = KeyBuilder::new();
-        k.field(&crate::compile::cache::key(self.compiler.identity(), job))
+        k.field(&crate::compile::cache::key(&self.compiler, job))
             .field(&spec.kernel.name)
             .field(&spec.kernel.shared_memory_bytes.to_string())
             .field(&format!("{:?} {:?}", launch.grid, launch.block))
