@@ -486,7 +486,7 @@ pub fn defaults_notes(device: &Device) -> Result<Vec<String>> {
             "counters path: when dram_write_transactions is absent, DRAM writes = gst_transactions (every store transaction reaches DRAM)",
             "counters path: the DRAM bytes of a warp memory request are measured: (dram_read + dram_write) x 32 / (warps x requests per warp), at least 1 (mwp-cwp data_size_bytes x 32, hong-kim load_bytes_per_warp), so a request served by L2 does not count against the DRAM bandwidth",
             "counters path: wu departure delay = max(architecture departure delay, DRAM bytes per request / (peak bandwidth x dram_efficiency / active SMs / core clock)): wu2019 has no bandwidth term of its own",
-            "counters path: resident warps per SM (mwp-cwp N, hong-kim active blocks x warps per block, wu's warps per scheduler) = achieved_occupancy x max warps per SM when counted, capped by the exact occupancy; else the exact occupancy",
+            "counters path: resident warps per SM (mwp-cwp N, wu's warps per scheduler) = achieved_occupancy x max warps per SM when counted, capped by the exact occupancy; else the exact occupancy (hong-kim keeps the exact occupancy: its repetitions count whole blocks)",
             "counters path: roofline flops = 64 x inst_executed (2 per thread instruction, so compute time is the issue time at one instruction per core per cycle); dram_bytes = 32 x DRAM transactions",
             "counters path: exact occupancy = active blocks per SM (registers, shared memory, limits), capped by ceil(blocks / SMs)",
         ]
@@ -577,7 +577,9 @@ pub fn inputs(device: &Device, lat: &DeviceLatencies, k: &KernelCounters) -> Res
         threads_per_block: warps_per_block * 32.0,
         blocks: k.blocks,
         active_sms,
-        active_blocks_per_sm: warps / warps_per_block,
+        // Hong and Kim's active blocks form the repetitions (`#Rep = blocks / (active blocks x
+        // active SMs)`), a whole number of blocks: the exact occupancy, not the measured average.
+        active_blocks_per_sm: active_blocks,
         comp_insts: comp_per_warp,
         uncoal_mem_insts: uncoal,
         coal_mem_insts: coal,
@@ -932,7 +934,8 @@ mod tests {
     #[test]
     fn achieved_occupancy_gives_the_resident_warps() {
         // row() on the GTX 680: 8 blocks of 8 warps per SMX, 64 warps in theory. An achieved
-        // occupancy of 0.5 is 0.5 x 64 = 32 warps: mwp-cwp N = 32, hong-kim 32 / 8 = 4 blocks,
+        // occupancy of 0.5 is 0.5 x 64 = 32 warps: mwp-cwp N = 32 (hong-kim keeps its 8 whole
+        // blocks: its repetitions count blocks),
         // wu 32 / 4 = 8 warps per scheduler sharing the 9-cycle latency: 9 / 8 = 1.125 cycles
         // per instruction, 94 x 1.125 = 105.75 (with the theoretical 64 warps it is 1 cycle).
         let d = catalogue::find("GTX-680").unwrap();
@@ -943,7 +946,8 @@ mod tests {
         assert_eq!(resident_warps(d, &k, 64.0), 32.0);
         let i = inputs(d, &lat, &k).unwrap();
         assert_eq!(i.mwp_cwp.n, 32.0);
-        assert_eq!(i.hong_kim.active_blocks_per_sm, 4.0);
+        assert_eq!(i.hong_kim.active_blocks_per_sm, 8.0);
+        crate::model::hong_kim::predict(&i.hong_kim).unwrap();
         assert_eq!(i.wu.comp_cycles, 105.75);
         // 0.05 x 64 = 3.2 warps: under one per scheduler, the whole 9-cycle latency.
         m.counters.as_mut().unwrap().achieved_occupancy = Some(0.05);
