@@ -4,10 +4,12 @@
 //! models for a named device, so that a measured data set can be evaluated without the kernel's
 //! source code.
 //!
-//! Per-architecture latencies come from [`ARCH_LATENCIES`], a copy of the project's latency table
-//! (`shared/data/latencies/arch_defaults.csv`, whose rows cite Arafa et al. 2019 via PPT-GPU's
-//! configuration, the GPUPerf Fermi parameter set, Accel-Sim and gpu-benches); a device's own
-//! micro-benchmark profile (`[microbenchmarks]`) wins where it has the value. Every default the
+//! Per-architecture latencies come from the project's latency table (`data/latencies.toml`, the
+//! one `device::latencies` embeds and resolves with a device file's `[latencies]` overrides; its
+//! rows cite Arafa et al. 2019 via PPT-GPU's configuration, the GPUPerf Fermi parameter set,
+//! Accel-Sim and gpu-benches), the departure delay from [`departure_delay`] (the table has no
+//! such column); a device's own micro-benchmark profile (`[microbenchmarks]`) wins where it has
+//! the value. Every default the
 //! conversion takes is listed by [`defaults_notes`]; the models' predictions then carry them.
 //!
 //! The counts are whole-kernel totals (nvprof sums over the SMs: vectorAdd's `inst_executed /
@@ -33,6 +35,11 @@
 //!   when counted, else over the sectors the loads asked for (4 per load request; on Kepler one
 //!   per transaction, a 32- to 128-byte segment), clamped to 0..1, and every global access
 //!   misses L1 (Kepler and Maxwell do not cache global loads in L1 by default);
+//! - a warp request's DRAM bytes are the measured DRAM transactions per request
+//!   ([`dram_bytes_per_request`]), for mwp-cwp's and hong-kim's bandwidth limit and for wu's
+//!   departure delay ([`wu_departure_delay`]: wu2019 has no bandwidth term);
+//! - the resident warps per SM are the measured `achieved_occupancy` when counted
+//!   ([`resident_warps`]), else the exact occupancy;
 //! - the roofline counts 2 operations per thread instruction (`flops = 64 * inst_executed`), so
 //!   its compute bound is the issue time of the instructions at one per core per cycle.
 //!
@@ -41,7 +48,7 @@
 use serde::Serialize;
 
 use crate::device::occupancy::{occupancy, BlockResources};
-use crate::device::{microbenchmarks as mb, ComputeCapability, Device};
+use crate::device::{latencies, microbenchmarks as mb, ComputeCapability, Device};
 use crate::error::{Error, Result};
 use crate::workload::analytical::RooflineInputs;
 use crate::workload::analytical::{
@@ -49,181 +56,29 @@ use crate::workload::analytical::{
 };
 use crate::workload::measurement::Measurement;
 
-/// Recommended latencies of one architecture, core-clock cycles: load-to-use times of an access
-/// served at each level, as the pointer-chase micro-benchmarks behind them measure.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct ArchLatencies {
-    pub architecture: &'static str,
-    /// Compute capabilities covered, inclusive (major * 10 + minor).
-    pub cc_from: u32,
-    pub cc_to: u32,
-    pub l1_hit_cycles: f64,
-    pub shared_load_cycles: f64,
-    pub l2_hit_cycles: f64,
-    pub dram_cycles: f64,
-    /// Dependent FP32 FMA / INT add latency.
-    pub fp32_dep_cycles: f64,
-    /// Departure delay between two memory requests of coalesced warps.
-    pub departure_delay_cycles: f64,
-    /// Where the latencies come from.
-    pub source: &'static str,
-    /// Where the departure delay comes from.
-    pub departure_source: &'static str,
-}
-
-const DEFAULTS_CSV: &str = "shared/data/latencies/arch_defaults.csv";
-
-/// The latency defaults, from `shared/data/latencies/arch_defaults.csv` (columns `l1_hit`,
-/// `shared_load`, `l2_hit`, `dram_latency`, `fp32_fma_dep`) and the departure delays of
-/// `arch_latencies.md` ("Departure delay" paragraph) and parra2016 Table 4.3.
-pub const ARCH_LATENCIES: &[ArchLatencies] = &[
-    ArchLatencies {
-        architecture: "Fermi",
-        cc_from: 20,
-        cc_to: 21,
-        l1_hit_cycles: 18.0,
-        shared_load_cycles: 26.0,
-        l2_hit_cycles: 130.0,
-        dram_cycles: 440.0,
-        fp32_dep_cycles: 18.0,
-        departure_delay_cycles: 20.0,
-        source: "arch_defaults.csv (Fermi 2.x): GPUPerf Fermi parameter set, GPGPU-Sim GTX480, CUDA guide",
-        departure_source: "arch_latencies.csv: GPUPerf implementation, Fermi delta = 20 per transaction",
-    },
-    ArchLatencies {
-        architecture: "Kepler",
-        cc_from: 30,
-        cc_to: 37,
-        l1_hit_cycles: 32.0,
-        shared_load_cycles: 26.0,
-        l2_hit_cycles: 188.0,
-        dram_cycles: 331.0,
-        fp32_dep_cycles: 9.0,
-        departure_delay_cycles: 3.0,
-        source: "arch_defaults.csv (Kepler 3.x): Arafa et al. 2019 (arXiv:1905.08778) Tesla K40m, via PPT-GPU arch_latencies_config.py",
-        departure_source: "parra2016 Table 4.3: Tesla K40 departure delay 3 cycles (1 and 32 warps)",
-    },
-    ArchLatencies {
-        architecture: "Maxwell",
-        cc_from: 50,
-        cc_to: 53,
-        l1_hit_cycles: 82.0,
-        shared_load_cycles: 24.0,
-        l2_hit_cycles: 225.0,
-        dram_cycles: 379.0,
-        fp32_dep_cycles: 6.0,
-        departure_delay_cycles: 4.0,
-        source: "arch_defaults.csv (Maxwell 5.x): Arafa et al. 2019 (arXiv:1905.08778) GTX TITAN X, via PPT-GPU arch_latencies_config.py",
-        departure_source: "arch_latencies.csv: derived, Maxwell/Pascal 32-bit coalesced warp request 4 cycles (NVIDIA forum, pascal-l1-cache/49571/14)",
-    },
-    ArchLatencies {
-        architecture: "Pascal",
-        cc_from: 60,
-        cc_to: 62,
-        l1_hit_cycles: 82.0,
-        shared_load_cycles: 24.0,
-        l2_hit_cycles: 240.0,
-        dram_cycles: 450.0,
-        fp32_dep_cycles: 6.0,
-        departure_delay_cycles: 4.0,
-        source: "arch_defaults.csv (Pascal 6.x): Arafa et al. 2019, GPGPU-Sim TITAN X (Pascal), MT4G Quadro P6000",
-        departure_source: "arch_latencies.csv: derived, Maxwell/Pascal 32-bit coalesced warp request 4 cycles (NVIDIA forum, pascal-l1-cache/49571/14)",
-    },
-    ArchLatencies {
-        architecture: "Volta",
-        cc_from: 70,
-        cc_to: 72,
-        l1_hit_cycles: 30.0,
-        shared_load_cycles: 23.0,
-        l2_hit_cycles: 212.0,
-        dram_cycles: 400.0,
-        fp32_dep_cycles: 4.0,
-        departure_delay_cycles: 1.0,
-        source: "arch_defaults.csv (Volta 7.0): Accel-Sim tuner TITAN V, gpu-benches V100, MT4G V100",
-        departure_source: "arch_latencies.csv: derived, Volta+ coalesced warp request 1 cycle (4 tags per clock)",
-    },
-    ArchLatencies {
-        architecture: "Turing",
-        cc_from: 75,
-        cc_to: 75,
-        l1_hit_cycles: 32.0,
-        shared_load_cycles: 23.0,
-        l2_hit_cycles: 210.0,
-        dram_cycles: 460.0,
-        fp32_dep_cycles: 4.0,
-        departure_delay_cycles: 1.0,
-        source: "arch_defaults.csv (Turing 7.5): Arafa TITAN RTX, MT4G RTX 2080 Ti and T1000",
-        departure_source: "arch_latencies.csv: derived, Volta+ coalesced warp request 1 cycle (4 tags per clock)",
-    },
-    ArchLatencies {
-        architecture: "Ampere",
-        cc_from: 80,
-        cc_to: 80,
-        l1_hit_cycles: 34.0,
-        shared_load_cycles: 23.0,
-        l2_hit_cycles: 212.0,
-        dram_cycles: 570.0,
-        fp32_dep_cycles: 4.0,
-        departure_delay_cycles: 1.0,
-        source: "arch_defaults.csv (Ampere 8.0): gpu-benches A100, MT4G A100, Abdelkhalik et al.",
-        departure_source: "arch_latencies.csv: derived, Volta+ coalesced warp request 1 cycle (4 tags per clock)",
-    },
-    ArchLatencies {
-        architecture: "Ampere",
-        cc_from: 86,
-        cc_to: 87,
-        l1_hit_cycles: 33.0,
-        shared_load_cycles: 23.0,
-        l2_hit_cycles: 219.0,
-        dram_cycles: 500.0,
-        fp32_dep_cycles: 4.0,
-        departure_delay_cycles: 1.0,
-        source: "arch_defaults.csv (Ampere 8.6): RTX 3060 (YKTian), RTX 3070 config, A40",
-        departure_source: "arch_latencies.csv: derived, Volta+ coalesced warp request 1 cycle (4 tags per clock)",
-    },
-    ArchLatencies {
-        architecture: "Ada",
-        cc_from: 89,
-        cc_to: 89,
-        l1_hit_cycles: 36.0,
-        shared_load_cycles: 28.0,
-        l2_hit_cycles: 277.0,
-        dram_cycles: 632.0,
-        fp32_dep_cycles: 4.0,
-        departure_delay_cycles: 1.0,
-        source: "arch_defaults.csv (Ada 8.9): gpu-benches L40",
-        departure_source: "arch_latencies.csv: derived, Volta+ coalesced warp request 1 cycle (4 tags per clock)",
-    },
-    ArchLatencies {
-        architecture: "Hopper",
-        cc_from: 90,
-        cc_to: 90,
-        l1_hit_cycles: 36.0,
-        shared_load_cycles: 30.0,
-        l2_hit_cycles: 250.0,
-        dram_cycles: 660.0,
-        fp32_dep_cycles: 4.0,
-        departure_delay_cycles: 1.0,
-        source: "arch_defaults.csv (Hopper 9.0): gpu-benches H100-PCIe and H200, MT4G H100",
-        departure_source: "arch_latencies.csv: derived, Volta+ coalesced warp request 1 cycle (4 tags per clock)",
-    },
-];
-
-/// The latency defaults of a compute capability, or an error naming it (Blackwell has only
-/// placeholders in the table, so it has none here).
-pub fn arch_latencies(cc: ComputeCapability) -> Result<&'static ArchLatencies> {
-    let n = cc.as_number();
-    ARCH_LATENCIES
-        .iter()
-        .find(|a| (a.cc_from..=a.cc_to).contains(&n))
-        .ok_or_else(|| {
-            Error::missing(
-                "latencies",
-                format!(
-                    "no sourced latency defaults for compute capability {cc} in {DEFAULTS_CSV}; give analytical inputs instead of counters"
-                ),
-            )
-        })
+/// The departure delay between two coalesced warp memory requests of one SM, cycles, by
+/// architecture, with where it comes from. The latency table (`data/latencies.toml`) has no such
+/// column; the values are those of `shared/data/latencies/arch_latencies.md` ("Departure delay"
+/// paragraph) and parra2016 Table 4.3.
+pub fn departure_delay(cc: ComputeCapability) -> (f64, &'static str) {
+    match cc.major {
+        0..=2 => (
+            20.0,
+            "arch_latencies.csv: GPUPerf implementation, Fermi delta = 20 per transaction",
+        ),
+        3 => (
+            3.0,
+            "parra2016 Table 4.3: Tesla K40 departure delay 3 cycles (1 and 32 warps)",
+        ),
+        5 | 6 => (
+            4.0,
+            "arch_latencies.csv: derived, Maxwell/Pascal 32-bit coalesced warp request 4 cycles (NVIDIA forum, pascal-l1-cache/49571/14)",
+        ),
+        _ => (
+            1.0,
+            "arch_latencies.csv: derived, Volta+ coalesced warp request 1 cycle (4 tags per clock)",
+        ),
+    }
 }
 
 /// The latencies used for one device: the device's micro-benchmarks where it has them, else the
@@ -236,13 +91,15 @@ pub struct DeviceLatencies {
     pub shared_load_cycles: f64,
     pub fp32_dep_cycles: f64,
     pub departure_delay_cycles: f64,
+    /// Achievable over peak DRAM bandwidth (`dram_efficiency` of the latency table).
+    pub dram_efficiency: f64,
     /// One line per value: where it comes from.
     pub notes: Vec<String>,
 }
 
 /// Resolves the latencies of a device.
 pub fn device_latencies(device: &Device) -> Result<DeviceLatencies> {
-    let arch = arch_latencies(device.compute_capability)?;
+    let table = latencies::for_device(device)?;
     let micro = |name: &str| {
         device
             .microbenchmarks
@@ -261,45 +118,57 @@ pub fn device_latencies(device: &Device) -> Result<DeviceLatencies> {
             default
         }
     };
-    Ok(DeviceLatencies {
+    let v = &table.values;
+    let src = |field: &str| {
+        format!(
+            "data/latencies.toml, {} `{field}`: {}",
+            table.architecture,
+            table.sources.get(field).map_or("", String::as_str)
+        )
+    };
+    let (delay, delay_source) = departure_delay(device.compute_capability);
+    let dram_efficiency_note = format!(
+        "achievable DRAM bandwidth = {} x peak ({})",
+        v.dram_efficiency,
+        src("dram_efficiency")
+    );
+    let mut out = DeviceLatencies {
+        dram_efficiency: v.dram_efficiency,
         dram_cycles: pick(
             "DRAM latency",
             Some(mb::GLOBAL_MEMORY_READ),
-            arch.dram_cycles,
-            arch.source,
+            v.dram,
+            &src("dram"),
         ),
         l2_hit_cycles: pick(
             "L2 hit latency",
             Some(mb::L2_CACHE),
-            arch.l2_hit_cycles,
-            arch.source,
+            v.l2_hit,
+            &src("l2_hit"),
         ),
         l1_hit_cycles: pick(
             "L1 hit latency",
             Some(mb::L1_CACHE),
-            arch.l1_hit_cycles,
-            arch.source,
+            v.l1_hit,
+            &src("l1_hit"),
         ),
         shared_load_cycles: pick(
             "shared load latency",
             Some(mb::SHARED_MEMORY_READ),
-            arch.shared_load_cycles,
-            arch.source,
+            v.shared_load,
+            &src("shared_load"),
         ),
-        fp32_dep_cycles: pick(
-            "dependent FP32/INT latency",
-            None,
-            arch.fp32_dep_cycles,
-            arch.source,
-        ),
+        fp32_dep_cycles: pick("dependent FP32/INT latency", None, v.fp32, &src("fp32")),
         departure_delay_cycles: pick(
             "departure delay",
             Some(mb::DEPARTURE_DELAY),
-            arch.departure_delay_cycles,
-            arch.departure_source,
+            delay,
+            delay_source,
         ),
         notes,
-    })
+    };
+    out.notes.push(dram_efficiency_note);
+    Ok(out)
 }
 
 /// The counters of one launch that the models need, in per-warp form.
@@ -328,6 +197,9 @@ pub struct KernelCounters {
     pub gst_requests_per_warp: Option<f64>,
     /// L2 read sectors (32-byte) per warp, when counted (`l2_read_transactions`).
     pub l2_read_per_warp: Option<f64>,
+    /// nvprof's `achieved_occupancy` (average active warps per active cycle over the SM's
+    /// maximum), when counted and in 0..=1.
+    pub achieved_occupancy: Option<f64>,
 }
 
 /// How many global load and store transactions the profiler counts for one fully coalesced warp
@@ -437,6 +309,9 @@ impl KernelCounters {
             gld_requests_per_warp: per_warp(c.gld_requests),
             gst_requests_per_warp: per_warp(c.gst_requests),
             l2_read_per_warp: per_warp(c.l2_read_transactions),
+            achieved_occupancy: c
+                .achieved_occupancy
+                .filter(|x| x.is_finite() && *x > 0.0 && *x <= 1.0),
         })
     }
 }
@@ -527,6 +402,59 @@ pub fn wu_cycles_per_instruction(device: &Device, lat: &DeviceLatencies, active_
     issue.max(lat.fp32_dep_cycles / warps_per_scheduler)
 }
 
+/// Resident warps per SM for the models: the measured average when the row counts
+/// `achieved_occupancy` (its fraction of the SM's maximum warps), else the exact occupancy of
+/// the block (`theoretical_warps`: active blocks x warps per block). The measured value is capped
+/// by the theoretical one (the SM cannot hold more) and is at least one warp. nvprof defines
+/// achieved occupancy as the ratio of the average active warps per active cycle to the maximum
+/// warps an SM supports (CUDA Profiler User's Guide, metric `achieved_occupancy`; Nsight's
+/// "Achieved Occupancy" page: it falls below the theoretical one when warps finish unevenly,
+/// blocks are few per SM or the last wave is partial), so it is the `N` the latency-hiding
+/// terms of the models mean.
+pub fn resident_warps(device: &Device, k: &KernelCounters, theoretical_warps: f64) -> f64 {
+    match k.achieved_occupancy {
+        Some(a) => (a * f64::from(device.limits.max_warps_per_sm))
+            .min(theoretical_warps)
+            .max(1.0),
+        None => theoretical_warps,
+    }
+}
+
+/// DRAM bytes (read plus write) per warp memory request, as measured: the bytes each request
+/// moves across the DRAM interface. mwp-cwp's and hong-kim's bandwidth limit
+/// (`MWP_peak_BW = peak BW / (BW_per_warp x active SMs)`, `BW_per_warp = f x bytes / Mem_L`)
+/// charges each warp request its DRAM bytes; taking 128 bytes for every request charged a
+/// request that hits in L2 as if it came from DRAM. At least 1 byte (a kernel whose requests
+/// all hit in L2 is then never bandwidth-bound), 128 when there are no requests.
+pub fn dram_bytes_per_request(k: &KernelCounters, requests_per_warp: f64) -> f64 {
+    if requests_per_warp > 0.0 && k.warps > 0.0 {
+        (k.dram_bytes / k.warps / requests_per_warp).max(1.0)
+    } else {
+        128.0
+    }
+}
+
+/// wu2019's departure delay for the counters path, cycles: the architecture's spacing of two
+/// requests of an SM, or the time the SM's share of the achievable DRAM bandwidth needs to move
+/// one request's DRAM bytes, whichever is longer. wu2019 has no bandwidth term (its memory
+/// throughput is `RWP_M = Mem_L / departure delay` requests in flight per SM), so without this a
+/// streaming kernel moved 128 bytes every 3 cycles per SMX on Kepler, above the peak bandwidth.
+/// The achievable bandwidth is peak x `dram_efficiency` (data/latencies.toml), shared by the
+/// SMs that have blocks.
+pub fn wu_departure_delay(
+    device: &Device,
+    lat: &DeviceLatencies,
+    dram_bytes_per_request: f64,
+    active_sms: f64,
+) -> f64 {
+    // GB/s / MHz = kB per microsecond / cycles per microsecond = 1000 bytes per cycle.
+    let bytes_per_clk_sm = device.memory_bandwidth_gbs * lat.dram_efficiency * 1000.0
+        / device.core_clock_mhz
+        / active_sms.max(1.0);
+    lat.departure_delay_cycles
+        .max(dram_bytes_per_request / bytes_per_clk_sm.max(1e-9))
+}
+
 /// The inputs of the four counter-driven models for one launch on one device.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct CounterInputs {
@@ -556,9 +484,11 @@ pub fn defaults_notes(device: &Device) -> Result<Vec<String>> {
             "counters path: no synchronization, shared-memory, bank-conflict or spill cost (no counters for them)",
             "counters path: L2 miss ratio = DRAM read sectors / L2 read sectors when counted, else / sectors the loads asked for (4 per load request; on Kepler 1 per transaction, a segment of 1 to 4 sectors), clamped to 0..1; L1 miss ratio 1 (global loads bypass L1)",
             "counters path: when dram_write_transactions is absent, DRAM writes = gst_transactions (every store transaction reaches DRAM)",
-            "counters path: data size 4 bytes per thread access; load bytes per warp 128",
+            "counters path: the DRAM bytes of a warp memory request are measured: (dram_read + dram_write) x 32 / (warps x requests per warp), at least 1 (mwp-cwp data_size_bytes x 32, hong-kim load_bytes_per_warp), so a request served by L2 does not count against the DRAM bandwidth",
+            "counters path: wu departure delay = max(architecture departure delay, DRAM bytes per request / (peak bandwidth x dram_efficiency / active SMs / core clock)): wu2019 has no bandwidth term of its own",
+            "counters path: resident warps per SM (mwp-cwp N, wu's warps per scheduler) = achieved_occupancy x max warps per SM when counted, capped by the exact occupancy; else the exact occupancy (hong-kim keeps the exact occupancy: its repetitions count whole blocks)",
             "counters path: roofline flops = 64 x inst_executed (2 per thread instruction, so compute time is the issue time at one instruction per core per cycle); dram_bytes = 32 x DRAM transactions",
-            "counters path: active blocks per SM = exact occupancy (registers, shared memory, limits), capped by ceil(blocks / SMs)",
+            "counters path: exact occupancy = active blocks per SM (registers, shared memory, limits), capped by ceil(blocks / SMs)",
         ]
         .map(String::from),
     );
@@ -593,6 +523,8 @@ pub fn inputs(device: &Device, lat: &DeviceLatencies, k: &KernelCounters) -> Res
     let req = memory_requests(device.compute_capability, k);
     let mem_per_warp = req.loads + req.stores;
     let l2_miss_ratio = l2_miss_ratio(device.compute_capability, k, req.loads);
+    let warps = resident_warps(device, k, active_blocks * warps_per_block);
+    let dram_per_request = dram_bytes_per_request(k, mem_per_warp);
     let comp_per_warp = (k.inst_per_warp - mem_per_warp).max(0.0);
     let freq_ghz = device.core_clock_mhz / 1000.0;
 
@@ -608,7 +540,7 @@ pub fn inputs(device: &Device, lat: &DeviceLatencies, k: &KernelCounters) -> Res
         active_sms,
         avg_inst_lat: lat.fp32_dep_cycles,
         ilp: 1.0,
-        n: active_blocks * warps_per_block,
+        n: warps,
         warp_size: 32.0,
         simd_width: issue_lanes_per_sm(device),
         dram_lat: lat.dram_cycles,
@@ -619,7 +551,7 @@ pub fn inputs(device: &Device, lat: &DeviceLatencies, k: &KernelCounters) -> Res
         miss_ratio_l1: 1.0,
         hit_lat_l1: lat.l1_hit_cycles,
         freq_ghz,
-        data_size_bytes: 4.0,
+        data_size_bytes: dram_per_request / 32.0,
         mem_peak_bandwidth_gbs: device.memory_bandwidth_gbs,
         mlp: 1.0,
         w_serial: 0.0,
@@ -645,20 +577,21 @@ pub fn inputs(device: &Device, lat: &DeviceLatencies, k: &KernelCounters) -> Res
         threads_per_block: warps_per_block * 32.0,
         blocks: k.blocks,
         active_sms,
+        // Hong and Kim's active blocks form the repetitions (`#Rep = blocks / (active blocks x
+        // active SMs)`), a whole number of blocks: the exact occupancy, not the measured average.
         active_blocks_per_sm: active_blocks,
         comp_insts: comp_per_warp,
         uncoal_mem_insts: uncoal,
         coal_mem_insts: coal,
         synch_insts: 0.0,
         uncoal_per_mw,
-        load_bytes_per_warp: 128.0,
+        load_bytes_per_warp: dram_per_request,
         sync_factor: SyncFactor::Npwb,
         rep_rounding: RepRounding::None,
     };
     let l = &device.limits;
     let wu = WuInputs {
-        comp_cycles: comp_per_warp
-            * wu_cycles_per_instruction(device, lat, active_blocks * warps_per_block),
+        comp_cycles: comp_per_warp * wu_cycles_per_instruction(device, lat, warps),
         mem_insts_global: mem_per_warp,
         mem_insts_shared: 0.0,
         mem_insts_local: 0.0,
@@ -666,7 +599,7 @@ pub fn inputs(device: &Device, lat: &DeviceLatencies, k: &KernelCounters) -> Res
         sync_insts: 0.0,
         mem_l_global: lat.dram_cycles,
         mem_l_shared: lat.shared_load_cycles,
-        departure_delay: lat.departure_delay_cycles,
+        departure_delay: wu_departure_delay(device, lat, dram_per_request, active_sms),
         threads_per_block: warps_per_block * 32.0,
         warp_size: 32.0,
         n_ws: f64::from(device.warp_schedulers_per_sm),
@@ -765,7 +698,7 @@ mod tests {
     fn kepler_inputs_take_the_table_and_the_k40_microbenchmarks() {
         let d = catalogue::find("GTX-680").unwrap();
         let lat = device_latencies(d).unwrap();
-        // arch_defaults.csv, Kepler row: DRAM 331, L2 188, FP32 dependent 9.
+        // data/latencies.toml, Kepler row: DRAM 331, L2 188, FP32 dependent 9.
         assert_eq!(lat.dram_cycles, 331.0);
         assert_eq!(lat.l2_hit_cycles, 188.0);
         assert_eq!(lat.fp32_dep_cycles, 9.0);
@@ -786,6 +719,54 @@ mod tests {
         let lat = device_latencies(k40).unwrap();
         // parra2016 Table 4.3 departure delay.
         assert_eq!(lat.departure_delay_cycles, 3.0);
+    }
+
+    #[test]
+    fn latencies_are_the_project_table_s() {
+        // One source: the counters path reads data/latencies.toml through device::latencies.
+        // Every catalogue GPU without micro-benchmarks of its own gets the table's values.
+        for d in catalogue::all() {
+            let Ok(table) = latencies::for_device(d) else {
+                continue;
+            };
+            let lat = device_latencies(d).unwrap();
+            if d.microbenchmarks.is_none() {
+                let t = &table.values;
+                assert_eq!(
+                    (
+                        lat.dram_cycles,
+                        lat.l2_hit_cycles,
+                        lat.l1_hit_cycles,
+                        lat.shared_load_cycles,
+                        lat.fp32_dep_cycles
+                    ),
+                    (t.dram, t.l2_hit, t.l1_hit, t.shared_load, t.fp32),
+                    "{}",
+                    d.name
+                );
+            }
+        }
+        // The numbers the copy had: Kepler 331 / 188 / 32 / 26 / 9 and a departure delay of 3;
+        // Maxwell 379 / 225 / 82 / 24 / 6 and 4 (arch_defaults.csv rows, arch_latencies.md).
+        for (gpu, want) in [
+            ("GTX-680", (331.0, 188.0, 32.0, 26.0, 9.0, 3.0)),
+            ("GTX-970", (379.0, 225.0, 82.0, 24.0, 6.0, 4.0)),
+        ] {
+            let l = device_latencies(catalogue::find(gpu).unwrap()).unwrap();
+            assert_eq!(
+                (
+                    l.dram_cycles,
+                    l.l2_hit_cycles,
+                    l.l1_hit_cycles,
+                    l.shared_load_cycles,
+                    l.fp32_dep_cycles,
+                    l.departure_delay_cycles
+                ),
+                want,
+                "{gpu}"
+            );
+            assert!(l.notes[0].contains("data/latencies.toml"), "{:?}", l.notes);
+        }
     }
 
     #[test]
@@ -899,6 +880,91 @@ mod tests {
         assert_eq!(i.mwp_cwp.miss_ratio_l2, 0.5);
         let r = crate::model::mwp_cwp::predict(&i.mwp_cwp).unwrap();
         assert!((r.amat - 259.5).abs() < 1e-9, "{}", r.amat);
+    }
+
+    #[test]
+    fn dram_bytes_per_request_are_the_measured_ones() {
+        // row(): (1024 + 1024) DRAM sectors x 32 B = 65536 B over 512 warps = 128 B per warp.
+        // On the GTX 680 (Kepler: one transaction per request) 4 + 2 = 6 requests per warp:
+        // 128 / 6 = 21.33 B each, not 128; mwp-cwp's data size is that over 32 lanes.
+        let d = catalogue::find("GTX-680").unwrap();
+        let k = KernelCounters::from_measurement(&row()).unwrap();
+        assert!((dram_bytes_per_request(&k, 6.0) - 128.0 / 6.0).abs() < 1e-12);
+        let i = inputs(d, &device_latencies(d).unwrap(), &k).unwrap();
+        assert!((i.mwp_cwp.data_size_bytes - 128.0 / 6.0 / 32.0).abs() < 1e-12);
+        assert!((i.hong_kim.load_bytes_per_warp - 128.0 / 6.0).abs() < 1e-12);
+        // No DRAM traffic: 1 byte (never bandwidth-bound); no requests: 128.
+        let mut m = row();
+        let c = m.counters.as_mut().unwrap();
+        c.dram_read_transactions = Some(0.0);
+        c.dram_write_transactions = Some(0.0);
+        let k0 = KernelCounters::from_measurement(&m).unwrap();
+        assert_eq!(dram_bytes_per_request(&k0, 6.0), 1.0);
+        assert_eq!(dram_bytes_per_request(&k, 0.0), 128.0);
+    }
+
+    #[test]
+    fn wu_departure_delay_is_at_least_the_dram_time_of_a_request() {
+        // GTX 680: 192.26 GB/s x 0.80 (Kepler dram_efficiency) = 153.808 GB/s; at 1058 MHz that
+        // is 145.376 B per cycle, 18.172 per SMX over 8 SMX. A 128-byte request: 7.044 cycles,
+        // above the 3-cycle departure delay; 21.33 bytes: 1.17 cycles, so the 3 cycles stay.
+        let d = catalogue::find("GTX-680").unwrap();
+        let lat = device_latencies(d).unwrap();
+        assert_eq!(lat.dram_efficiency, 0.8);
+        let per_sm: f64 = 192.26 * 0.8 * 1000.0 / 1058.0 / 8.0;
+        assert!((per_sm - 18.172).abs() < 1e-3);
+        let dd = wu_departure_delay(d, &lat, 128.0, 8.0);
+        assert!((dd - 7.0438).abs() < 1e-4, "{dd}");
+        assert_eq!(wu_departure_delay(d, &lat, 128.0 / 6.0, 8.0), 3.0);
+        // Two SMX with blocks share the whole bandwidth: 72.688 B per cycle each, 1.76 cycles.
+        assert_eq!(wu_departure_delay(d, &lat, 128.0, 2.0), 3.0);
+        // A streaming row (vectorAdd-like: 2 loads + 1 store, 12 sectors per warp) gets it.
+        let mut m = row();
+        let c = m.counters.as_mut().unwrap();
+        c.gld_transactions = Some(2.0 * 512.0);
+        c.gst_transactions = Some(512.0);
+        c.dram_read_transactions = Some(8.0 * 512.0);
+        c.dram_write_transactions = Some(4.0 * 512.0);
+        let k = KernelCounters::from_measurement(&m).unwrap();
+        let i = inputs(d, &lat, &k).unwrap();
+        assert!((i.wu.departure_delay - 7.0438).abs() < 1e-4);
+        assert!((i.mwp_cwp.data_size_bytes - 4.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn achieved_occupancy_gives_the_resident_warps() {
+        // row() on the GTX 680: 8 blocks of 8 warps per SMX, 64 warps in theory. An achieved
+        // occupancy of 0.5 is 0.5 x 64 = 32 warps: mwp-cwp N = 32 (hong-kim keeps its 8 whole
+        // blocks: its repetitions count blocks),
+        // wu 32 / 4 = 8 warps per scheduler sharing the 9-cycle latency: 9 / 8 = 1.125 cycles
+        // per instruction, 94 x 1.125 = 105.75 (with the theoretical 64 warps it is 1 cycle).
+        let d = catalogue::find("GTX-680").unwrap();
+        let lat = device_latencies(d).unwrap();
+        let mut m = row();
+        m.counters.as_mut().unwrap().achieved_occupancy = Some(0.5);
+        let k = KernelCounters::from_measurement(&m).unwrap();
+        assert_eq!(resident_warps(d, &k, 64.0), 32.0);
+        let i = inputs(d, &lat, &k).unwrap();
+        assert_eq!(i.mwp_cwp.n, 32.0);
+        assert_eq!(i.hong_kim.active_blocks_per_sm, 8.0);
+        crate::model::hong_kim::predict(&i.hong_kim).unwrap();
+        assert_eq!(i.wu.comp_cycles, 105.75);
+        // 0.05 x 64 = 3.2 warps: under one per scheduler, the whole 9-cycle latency.
+        m.counters.as_mut().unwrap().achieved_occupancy = Some(0.05);
+        let k = KernelCounters::from_measurement(&m).unwrap();
+        let i = inputs(d, &lat, &k).unwrap();
+        assert!((i.mwp_cwp.n - 3.2).abs() < 1e-12);
+        assert_eq!(i.wu.comp_cycles, 94.0 * 9.0);
+        // Capped by the theoretical occupancy, at least one warp; absent or out of range: the
+        // theoretical value.
+        assert_eq!(resident_warps(d, &k, 2.0), 2.0);
+        m.counters.as_mut().unwrap().achieved_occupancy = Some(0.001);
+        let k = KernelCounters::from_measurement(&m).unwrap();
+        assert_eq!(resident_warps(d, &k, 64.0), 1.0);
+        m.counters.as_mut().unwrap().achieved_occupancy = Some(1.5);
+        let k = KernelCounters::from_measurement(&m).unwrap();
+        assert_eq!(k.achieved_occupancy, None);
+        assert_eq!(resident_warps(d, &k, 64.0), 64.0);
     }
 
     #[test]
