@@ -158,13 +158,6 @@ pub struct Costs {
     /// Cycles the SM's share of the L2 bandwidth takes per sector.
     pub l2_cycles_per_sector: f64,
     pub memory_latency_scale: f64,
-    /// Volta and later: a scheduler issues one instruction a clock to separate FP32 (FMA),
-    /// integer (ALU), special-function/conversion (XU) and FP64 pipes, so a run of mixed
-    /// instructions takes the busiest pipe's cycles or one per instruction, whichever is more
-    /// (Volta and Turing tuning guides: "the schedulers can issue independent instructions
-    /// every cycle"; an independent integer datapath). Earlier GPUs' cores take both FP32 and
-    /// integer work, and a run takes the sum of its instructions' cycles.
-    pub split_pipes: bool,
 }
 
 impl Costs {
@@ -175,38 +168,31 @@ impl Costs {
             dram_cycles_per_sector,
             l2_cycles_per_sector: 0.0,
             memory_latency_scale,
-            split_pipes: false,
         }
     }
 }
 
-/// The pipe of [`class_costs`] that takes no execution cycles (only an issue slot).
-const NO_PIPE: u8 = 4;
-
-/// (dependent latency, cycles on its pipe, pipe) of an instruction class; pipes 0-3 are FP32,
-/// integer (arithmetic, multiply, logic, compare, branch), XU (special functions, conversions)
-/// and FP64, the units of `bounds::unit_rate`; [`NO_PIPE`] is an issue slot only.
 fn class_costs(
     l: &crate::device::latencies::Latencies,
     schedulers: f64,
     c: LatencyClass,
-) -> (f64, f64, u8) {
+) -> (f64, f64) {
     let issue = |per_clk_sm: f64| (32.0 / (per_clk_sm / schedulers).max(1e-9)).max(1.0);
     match c {
         LatencyClass::Int | LatencyClass::Branch | LatencyClass::Other | LatencyClass::Warp => {
-            (l.int, issue(l.int_per_clk_sm), 1)
+            (l.int, issue(l.int_per_clk_sm))
         }
-        LatencyClass::IntMul => (l.int_mul, issue(l.int_per_clk_sm), 1),
-        LatencyClass::IntDiv => (l.int_div, issue(l.int_per_clk_sm) * 8.0, 1),
-        LatencyClass::Fp32 => (l.fp32, issue(l.fp32_per_clk_sm), 0),
-        LatencyClass::Fp64 => (l.fp64, issue(l.fp64_per_clk_sm), 3),
-        LatencyClass::Special => (l.special, issue(l.sfu_per_clk_sm), 2),
-        LatencyClass::Convert => (l.convert, issue(l.convert_per_clk_sm), 2),
-        LatencyClass::Convert64 => (l.convert, issue(l.convert64_per_clk_sm), 2),
-        LatencyClass::Param | LatencyClass::ConstLoad => (l.const_, 1.0, NO_PIPE),
-        LatencyClass::Barrier => (0.0, 1.0, NO_PIPE),
+        LatencyClass::IntMul => (l.int_mul, issue(l.int_per_clk_sm)),
+        LatencyClass::IntDiv => (l.int_div, issue(l.int_per_clk_sm) * 8.0),
+        LatencyClass::Fp32 => (l.fp32, issue(l.fp32_per_clk_sm)),
+        LatencyClass::Fp64 => (l.fp64, issue(l.fp64_per_clk_sm)),
+        LatencyClass::Special => (l.special, issue(l.sfu_per_clk_sm)),
+        LatencyClass::Convert => (l.convert, issue(l.convert_per_clk_sm)),
+        LatencyClass::Convert64 => (l.convert, issue(l.convert64_per_clk_sm)),
+        LatencyClass::Param | LatencyClass::ConstLoad => (l.const_, 1.0),
+        LatencyClass::Barrier => (0.0, 1.0),
         // Memory classes are timed by the memory path; this is their issue slot.
-        _ => (l.int, 1.0, NO_PIPE),
+        _ => (l.int, 1.0),
     }
 }
 
@@ -231,18 +217,14 @@ pub struct Compressor<'a> {
     memory_latency_scale: f64,
     dram_cycles_per_sector: f64,
     l2_cycles_per_sector: f64,
-    /// (dependent latency, pipe cycles, pipe) by the class's discriminant (`LatencyClass` is
+    /// (dependent latency, scheduler cycles) by the class's discriminant (`LatencyClass` is
     /// `repr(u8)` with fewer than 32 values).
-    table: [(f64, f64, u8); 32],
-    split_pipes: bool,
+    table: [(f64, f64); 32],
     /// The next trace instruction.
     pos: usize,
-    /// The comp operation being gathered: the sum of its cycles, its dependent latency, its
-    /// instructions and its cycles per pipe (the last slot collects [`NO_PIPE`]).
+    /// The comp operation being gathered.
     occ: f64,
     latn: f64,
-    issued: f64,
-    pipe: [f64; 5],
     last_was_load: bool,
     out: Vec<SimOp>,
 }
@@ -254,7 +236,7 @@ impl<'a> Compressor<'a> {
         costs: &Costs,
     ) -> Self {
         let s = f64::from(costs.schedulers.max(1));
-        let mut table = [(0.0f64, 0.0f64, NO_PIPE); 32];
+        let mut table = [(0.0f64, 0.0f64); 32];
         for c in CLASSES {
             table[*c as usize] = class_costs(lat, s, *c);
         }
@@ -265,12 +247,9 @@ impl<'a> Compressor<'a> {
             dram_cycles_per_sector: costs.dram_cycles_per_sector,
             l2_cycles_per_sector: costs.l2_cycles_per_sector,
             table,
-            split_pipes: costs.split_pipes,
             pos: 0,
             occ: 0.0,
             latn: 0.0,
-            issued: 0.0,
-            pipe: [0.0; 5],
             last_was_load: false,
             // At most a comp before each request, and barriers are rare.
             out: Vec::with_capacity(2 * w.accesses.len() + 4),
@@ -279,20 +258,12 @@ impl<'a> Compressor<'a> {
 
     fn flush(&mut self) {
         if self.occ > 0.0 || self.latn > 0.0 {
-            let occupy = if self.split_pipes {
-                let busiest = self.pipe[..4].iter().copied().fold(0.0, f64::max);
-                busiest.max(self.issued)
-            } else {
-                self.occ
-            };
             self.out.push(SimOp::Comp {
-                occupy,
+                occupy: self.occ,
                 latency: self.latn,
             });
             self.occ = 0.0;
             self.latn = 0.0;
-            self.issued = 0.0;
-            self.pipe = [0.0; 5];
         }
     }
 
@@ -305,23 +276,19 @@ impl<'a> Compressor<'a> {
             // the comp operation being gathered (in locals: a running sum kept in `self` would
             // wait on its own store every instruction).
             let (mut occ, mut latn, mut pos) = (self.occ, self.latn, self.pos);
-            let mut pipe = self.pipe;
-            let start = pos;
             while let Some(op) = w.ops.get(pos) {
                 if op.access != TraceOp::NO_ACCESS || op.latency == LatencyClass::Barrier {
                     break;
                 }
-                let (l, i, p) = self.table[op.latency as usize & 31];
+                let (l, i) = self.table[op.latency as usize & 31];
                 occ += i;
                 latn += l;
-                pipe[p as usize] += i;
                 pos += 1;
             }
             if pos > self.pos {
                 self.last_was_load = false;
             }
-            self.issued += (pos - start) as f64;
-            (self.occ, self.latn, self.pos, self.pipe) = (occ, latn, pos, pipe);
+            (self.occ, self.latn, self.pos) = (occ, latn, pos);
             let Some(op) = w.ops.get(self.pos) else {
                 return;
             };
@@ -423,11 +390,9 @@ impl<'a> Compressor<'a> {
                     });
                 }
                 (c, _) => {
-                    let (l, i, p) = self.table[c as usize & 31];
+                    let (l, i) = self.table[c as usize & 31];
                     self.occ += i;
                     self.latn += l;
-                    self.issued += 1.0;
-                    self.pipe[p as usize] += i;
                 }
             }
         }
@@ -667,7 +632,6 @@ pub fn run_with(
             dram_cycles_per_sector: SECTOR / dram_bytes_per_clk_sm.max(1e-9),
             l2_cycles_per_sector: SECTOR / l2_bytes_per_clk_sm.max(1e-9),
             memory_latency_scale,
-            split_pipes: device.compute_capability.major >= 7,
         }
     };
     let costs = costs_for(main.1);
@@ -1352,53 +1316,6 @@ mod tests {
         // Volta's tag stage takes 4 lines per clock: 32 lines = 8 cycles, the same as the L1
         // stage's 8, so nothing changes there.
         assert_eq!(load_occupancy("Tesla V100 PCIe", 32, 32), 8.0);
-    }
-
-    /// The scheduler cycles of one run of arithmetic instructions on `device`.
-    fn comp_occupancy(device: &str, classes: &[LatencyClass], split_pipes: bool) -> f64 {
-        use crate::workload::trace::TraceOp;
-        let d = crate::device::catalogue::find(device).unwrap();
-        let lat = crate::device::latencies::for_device(d).unwrap();
-        let w = WarpTrace {
-            threads: 32,
-            ops: classes
-                .iter()
-                .map(|&latency| TraceOp {
-                    instr: 0,
-                    latency,
-                    access: TraceOp::NO_ACCESS,
-                })
-                .collect(),
-            ..Default::default()
-        };
-        let costs = Costs {
-            split_pipes,
-            ..Costs::new(4, 0.0, 1.0)
-        };
-        match compress(&w, &[], &lat.values, &costs)[..] {
-            [SimOp::Comp { occupy, .. }] => occupy,
-            ref ops => panic!("{ops:?}"),
-        }
-    }
-
-    #[test]
-    fn volta_and_later_issue_fp32_and_integer_work_to_separate_pipes() {
-        use LatencyClass::{Fp32, Int, Param};
-        // Turing: 64 FP32 and 64 integer lanes per SM over 4 schedulers, so each warp
-        // instruction holds its pipe 2 cycles. 4 FFMA and 4 IADD interleaved: the scheduler
-        // issues one a clock to alternate pipes, 8 cycles (each pipe busy 8); on one shared
-        // datapath they take 4 x 2 + 4 x 2 = 16.
-        let mix = [Fp32, Int, Fp32, Int, Fp32, Int, Fp32, Int];
-        assert_eq!(comp_occupancy("RTX 2080 Ti", &mix, true), 8.0);
-        assert_eq!(comp_occupancy("RTX 2080 Ti", &mix, false), 16.0);
-        // FP32 alone: the FP32 pipe binds either way, 8 x 2 = 16.
-        assert_eq!(comp_occupancy("RTX 2080 Ti", &[Fp32; 8], true), 16.0);
-        // GA10x: 128 FP32 lanes per SM (1 cycle a warp instruction), 64 integer (2): 6 FFMA
-        // and 1 IADD issue in 7 clocks (the issue slot binds: FP32 pipe 6, integer 2); a
-        // parameter read takes an issue slot and no pipe.
-        let ga = [Fp32, Fp32, Fp32, Int, Fp32, Fp32, Fp32, Param];
-        assert_eq!(comp_occupancy("RTX 3060 Laptop", &ga, true), 8.0);
-        assert_eq!(comp_occupancy("RTX 3060 Laptop", &ga, false), 9.0);
     }
 
     /// The shared-memory path cycles and latency of one shared load of `ways` conflict ways.
