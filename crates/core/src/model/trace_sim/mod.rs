@@ -1259,47 +1259,64 @@ impl Model for Trace {
 mod tests {
     use super::*;
     use crate::emulate::{emulate, LaunchDims, Options};
+    use crate::workload::trace::MemAccess;
 
-    /// One warp load of `sectors` sectors in `lines` 128-byte lines, every sector an L2 hit,
-    /// compressed with the device's latency table: the cycles it holds the load/store path.
-    fn load_occupancy(device: &str, lines: u32, sectors: u32) -> f64 {
-        use crate::workload::trace::{MemAccess, TraceOp};
+    /// A warp of one 32-lane, 4-byte load in `space`, compressed with `device`'s latency table
+    /// and no L2 or DRAM bandwidth limit; `hit_l2` says where its sectors are found.
+    fn one_load(device: &str, access: MemAccess, hit_l2: bool) -> Vec<SimOp> {
+        use crate::workload::trace::TraceOp;
         let d = crate::device::catalogue::find(device).unwrap();
         let lat = crate::device::latencies::for_device(d).unwrap();
+        let latency = match access.space {
+            MemSpace::Shared => LatencyClass::SharedLoad,
+            _ => LatencyClass::GlobalLoad,
+        };
         let w = WarpTrace {
             threads: 32,
             ops: vec![TraceOp {
                 instr: 0,
-                latency: LatencyClass::GlobalLoad,
+                latency,
                 access: 0,
             }],
-            accesses: vec![MemAccess {
-                instr: 0,
-                space: MemSpace::Global,
-                store: false,
-                lanes: 32,
-                bytes_per_lane: 4,
-                addresses_known: true,
-                sectors,
-                lines,
-                bank_ways: 0,
-                sector_start: 0,
-                sector_end: 0,
-                atomic: Atomic::No,
-                cache: Default::default(),
-                same_address_lanes: 0,
-                distinct_addresses: 0,
-            }],
+            accesses: vec![access],
             ..Default::default()
         };
+        let l2 = if hit_l2 { 1.0 } else { 0.0 };
         let hits = [cache::AccessHits {
             l1: 0.0,
-            l2: 1.0,
+            l2,
             dram: 0.0,
         }];
-        // No L2 or DRAM bandwidth limit: only the L1 stage and the line rate are left.
-        let costs = Costs::new(4, 0.0, 1.0);
-        match compress(&w, &hits, &lat.values, &costs)[..] {
+        compress(&w, &hits, &lat.values, &Costs::new(4, 0.0, 1.0))
+    }
+
+    /// A 32-lane, 4-byte load in `space` of `sectors` sectors, `lines` lines and `ways` bank
+    /// conflict ways.
+    fn load_access(space: MemSpace, sectors: u32, lines: u32, ways: u32) -> MemAccess {
+        MemAccess {
+            instr: 0,
+            space,
+            store: false,
+            lanes: 32,
+            bytes_per_lane: 4,
+            addresses_known: true,
+            sectors,
+            lines,
+            bank_ways: ways,
+            sector_start: 0,
+            sector_end: 0,
+            atomic: Atomic::No,
+            cache: Default::default(),
+            same_address_lanes: 0,
+            distinct_addresses: 0,
+        }
+    }
+
+    /// One warp load of `sectors` sectors in `lines` 128-byte lines, every sector an L2 hit:
+    /// the cycles it holds the load/store path.
+    fn load_occupancy(device: &str, lines: u32, sectors: u32) -> f64 {
+        let access = load_access(MemSpace::Global, sectors, lines, 0);
+        match one_load(device, access, true)[..] {
             [SimOp::Global { occupy, .. }] => occupy,
             ref ops => panic!("{ops:?}"),
         }
@@ -1320,42 +1337,8 @@ mod tests {
 
     /// The shared-memory path cycles and latency of one shared load of `ways` conflict ways.
     fn shared_load_cost(device: &str, ways: u32) -> (f64, f64) {
-        use crate::workload::trace::{MemAccess, TraceOp};
-        let d = crate::device::catalogue::find(device).unwrap();
-        let lat = crate::device::latencies::for_device(d).unwrap();
-        let w = WarpTrace {
-            threads: 32,
-            ops: vec![TraceOp {
-                instr: 0,
-                latency: LatencyClass::SharedLoad,
-                access: 0,
-            }],
-            accesses: vec![MemAccess {
-                instr: 0,
-                space: MemSpace::Shared,
-                store: false,
-                lanes: 32,
-                bytes_per_lane: 4,
-                addresses_known: true,
-                sectors: ways,
-                lines: 0,
-                bank_ways: ways,
-                sector_start: 0,
-                sector_end: 0,
-                atomic: Atomic::No,
-                cache: Default::default(),
-                same_address_lanes: 0,
-                distinct_addresses: 0,
-            }],
-            ..Default::default()
-        };
-        let costs = Costs::new(4, 0.0, 1.0);
-        let hits = [cache::AccessHits {
-            l1: 0.0,
-            l2: 0.0,
-            dram: 0.0,
-        }];
-        match compress(&w, &hits, &lat.values, &costs)[..] {
+        let access = load_access(MemSpace::Shared, ways, 0, ways);
+        match one_load(device, access, false)[..] {
             [SimOp::Shared { occupy, latency }] => (occupy, latency),
             ref ops => panic!("{ops:?}"),
         }
