@@ -29,39 +29,6 @@ use crate::error::Result;
 /// Layout version of the cache files; a change makes old files misses.
 const FORMAT: u32 = 1;
 
-/// 128-bit FNV-1a (Fowler, Noll, Vo): offset basis and prime from the published parameters.
-pub struct Fnv128(u128);
-
-impl Fnv128 {
-    const OFFSET: u128 = 0x6c62_272e_07bb_0142_62b8_2175_6295_c58d;
-    const PRIME: u128 = 0x0000_0000_0100_0000_0000_0000_0000_013b;
-
-    pub fn new() -> Self {
-        Fnv128(Self::OFFSET)
-    }
-    pub fn bytes(&mut self, data: &[u8]) {
-        for &b in data {
-            self.0 ^= u128::from(b);
-            self.0 = self.0.wrapping_mul(Self::PRIME);
-        }
-    }
-    /// A field: its length, then its bytes.
-    pub fn field(&mut self, data: &str) {
-        self.bytes(&(data.len() as u64).to_le_bytes());
-        self.bytes(data.as_bytes());
-    }
-    /// The hash as 32 hex digits.
-    pub fn hex(&self) -> String {
-        format!("{:032x}", self.0)
-    }
-}
-
-impl Default for Fnv128 {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
 /// A 128-bit FNV-1a style hash (two 64-bit FNV-1a lanes with different offsets) as 32 hex
 /// digits: the compile cache's key, shared by `tune` and the accuracy harness (`suite`). Not a
 /// cryptographic digest.
@@ -307,15 +274,6 @@ mod tests {
         list.iter()
             .map(|(n, v)| (n.to_string(), v.to_string()))
             .collect()
-    }
-
-    #[test]
-    fn fnv_matches_the_published_test_vector() {
-        // FNV-1a 128 of the empty string is the offset basis; of "a" it is the published
-        // value 0xd228cb696f1a8caf78912b704e4a8964.
-        let mut h = Fnv128::new();
-        h.bytes(b"a");
-        assert_eq!(h.0, 0xd228_cb69_6f1a_8caf_7891_2b70_4e4a_8964);
     }
 
     #[test]

@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use crate::compile::cache::Fnv128;
+use crate::compile::cache::KeyHasher;
 use crate::error::{Error, Result};
 
 /// Layout version of the files; a change makes old files misses.
@@ -35,17 +35,17 @@ pub fn build_id() -> String {
 }
 
 /// Builds a key from length-prefixed fields, starting with the layout and the build.
-pub struct KeyBuilder(Fnv128);
+pub struct KeyBuilder(KeyHasher);
 
 impl KeyBuilder {
     pub fn new() -> Self {
-        let mut h = Fnv128::new();
-        h.field(&format!("kerneltime-prediction-{FORMAT}"));
-        h.field(&build_id());
+        let mut h = KeyHasher::default();
+        h.field(format!("kerneltime-prediction-{FORMAT}").as_bytes())
+            .field(build_id().as_bytes());
         KeyBuilder(h)
     }
     pub fn field(&mut self, text: &str) -> &mut Self {
-        self.0.field(text);
+        self.0.field(text.as_bytes());
         self
     }
     /// The key, 32 hex digits.
