@@ -9,6 +9,7 @@
 //! compute anything about kernels except occupancy (`occupancy`), which depends only on the limits.
 
 pub mod catalogue;
+pub mod dram;
 pub mod import;
 pub mod latencies;
 pub mod limits;
@@ -99,6 +100,12 @@ pub struct DeviceFile {
     #[serde(default)]
     pub core_clock_mhz: Option<f64>,
     pub memory_bandwidth_gbs: f64,
+    /// DRAM technology, a name of `data/dram.toml` (for the row-activation limit).
+    #[serde(default)]
+    pub memory_type: Option<String>,
+    /// Total width of the memory interface, bits.
+    #[serde(default)]
+    pub memory_bus_bits: Option<u32>,
     #[serde(default)]
     pub memory_size_bytes: Option<u64>,
     pub l2_cache_bytes: u64,
@@ -148,6 +155,10 @@ pub struct Device {
     /// The one clock that turns cycles into time.
     pub core_clock_mhz: f64,
     pub memory_bandwidth_gbs: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory_type: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory_bus_bits: Option<u32>,
     pub memory_size_bytes: Option<u64>,
     pub l2_cache_bytes: u64,
     pub l1_shared_per_sm_bytes: u64,
@@ -231,6 +242,20 @@ impl Device {
             1_000_000.0,
             "GB/s",
         )?;
+        if let Some(t) = &file.memory_type {
+            if dram::lookup(t).is_none() {
+                return Err(Error::invalid(
+                    "memory_type",
+                    format!(
+                        "`{t}` is not a known memory type (one of {})",
+                        dram::type_names().join(", ")
+                    ),
+                ));
+            }
+        }
+        if let Some(bits) = file.memory_bus_bits {
+            within("memory_bus_bits", f64::from(bits), 8.0, 65_536.0, "bits")?;
+        }
         if file.sm_count > 1_000_000 || file.cores_per_sm > 1_000_000 {
             return Err(Error::invalid(
                 "sm_count",
@@ -324,6 +349,8 @@ impl Device {
             boost_clock_mhz: file.boost_clock_mhz,
             core_clock_mhz,
             memory_bandwidth_gbs: file.memory_bandwidth_gbs,
+            memory_type: file.memory_type,
+            memory_bus_bits: file.memory_bus_bits,
             memory_size_bytes: file.memory_size_bytes,
             l2_cache_bytes: file.l2_cache_bytes,
             l1_shared_per_sm_bytes: file.l1_shared_per_sm_bytes,
@@ -347,6 +374,12 @@ impl Device {
             .cloned()
             .unwrap_or_default();
         Some(MeasuredValue { value, source })
+    }
+
+    /// The DRAM row-activation limit, when the memory type has a timing source and the bus
+    /// width is known.
+    pub fn dram_activation(&self) -> Option<dram::Activation> {
+        dram::activation(self.memory_type.as_deref()?, self.memory_bus_bits?)
     }
 
     /// Converts core-clock cycles to microseconds: the one place where cycles become time.
@@ -374,6 +407,8 @@ impl Device {
             boost_clock_mhz: self.boost_clock_mhz,
             core_clock_mhz: self.core_clock_mhz,
             memory_bandwidth_gbs: self.memory_bandwidth_gbs,
+            memory_type: self.memory_type.clone(),
+            memory_bus_bits: self.memory_bus_bits,
             l2_cache_bytes: self.l2_cache_bytes,
             l1_shared_per_sm_bytes: self.l1_shared_per_sm_bytes,
             registers_per_sm: self.limits.registers_per_sm,
@@ -404,6 +439,8 @@ pub const PRODUCT_FIELDS: &[&str] = &[
     "boost_clock_mhz",
     "core_clock_mhz",
     "memory_bandwidth_gbs",
+    "memory_type",
+    "memory_bus_bits",
     "memory_size_bytes",
     "l2_cache_bytes",
     "l1_shared_per_sm_bytes",
@@ -423,6 +460,10 @@ pub struct DeviceSummary {
     pub boost_clock_mhz: f64,
     pub core_clock_mhz: f64,
     pub memory_bandwidth_gbs: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory_type: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory_bus_bits: Option<u32>,
     pub l2_cache_bytes: u64,
     pub l1_shared_per_sm_bytes: u64,
     pub registers_per_sm: u32,

@@ -25,7 +25,8 @@ use crate::workload::trace::{Atomic, LatencyClass, MemSpace};
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct LowerBound {
     pub dram_bytes: f64,
-    /// DRAM bytes at the achievable bandwidth.
+    /// DRAM bytes at the achievable bandwidth, or its row activations at the activation rate
+    /// when slower.
     pub dram_us: f64,
     pub l2_bytes: f64,
     pub l2_us: f64,
@@ -44,6 +45,8 @@ pub struct LowerBound {
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Work {
     pub dram_bytes: f64,
+    /// DRAM row activations (0: not counted); bound by the device's activation rate.
+    pub dram_activations: f64,
     pub l2_bytes: f64,
     /// Warp instructions of the whole launch.
     pub warp_instructions: f64,
@@ -64,7 +67,11 @@ impl LowerBound {
         let clock_hz = device.core_clock_mhz * 1e6;
         let cycles_us = |c: f64| c / clock_hz * 1e6;
         let dram_bps = device.memory_bandwidth_gbs * 1e9 * lat.dram_efficiency;
-        let dram_us = w.dram_bytes / dram_bps * 1e6;
+        let dram_us = (w.dram_bytes / dram_bps * 1e6).max(
+            device
+                .dram_activation()
+                .map_or(0.0, |a| w.dram_activations * a.ns_per_activation() * 1e-3),
+        );
         let l2_us = cycles_us(w.l2_bytes / (lat.l2_bytes_per_clk_sm * sms));
         let schedulers = f64::from(device.warp_schedulers_per_sm.max(1));
         let issue_us =
@@ -98,7 +105,7 @@ impl LowerBound {
     /// A sentence for a prediction whose time is `time_us`.
     pub fn note(&self, time_us: f64) -> String {
         format!(
-            "lower bound {:.3} us ({}): DRAM {:.3} us ({:.0} bytes at the achievable bandwidth), L2 {:.3} us, issue {:.3} us, same-address atomics {:.3} us, launch overhead {:.3} us; the prediction {:.3} us is {}",
+            "lower bound {:.3} us ({}): DRAM {:.3} us ({:.0} bytes at the achievable bandwidth or their row activations at the activation rate), L2 {:.3} us, issue {:.3} us, same-address atomics {:.3} us, launch overhead {:.3} us; the prediction {:.3} us is {}",
             self.bound_us,
             self.binding,
             self.dram_us,

@@ -55,6 +55,7 @@ use crate::model::registry::{Inputs, Model, ModelId, ParamSpec, Source};
 use crate::model::Prediction;
 use crate::workload::trace::{Atomic, LatencyClass, MemSpace, TraceOp, WarpTrace};
 use crate::workload::Launch;
+use std::collections::HashMap;
 use std::sync::Arc;
 
 pub mod round;
@@ -470,7 +471,12 @@ pub struct TraceRun {
     pub bound: bounds::LowerBound,
     pub cache: CacheResult,
     pub memory_latency_scale: f64,
+    /// DRAM cycles per sector of the SM's share: the bandwidth's, or the row activations'
+    /// when the sectors open rows faster than the DRAM can activate them.
     pub dram_cycles_per_sector: f64,
+    /// DRAM row activations per DRAM sector charged to the timed block (0 without an
+    /// activation limit); see `activations_per_sector`.
+    pub dram_activations_per_sector: f64,
     pub l2_cycles_per_sector: f64,
     pub l1_bytes: u64,
     /// The L1 share of one block of the round.
@@ -622,19 +628,9 @@ pub fn run_with(
     };
     let l2_sim_bytes = (device.l2_cache_bytes as f64 * wave.len() as f64 / resident as f64) as u64;
     let memory_latency_scale = rule.scale(device.limits.max_warps_per_sm, warps_in_round);
-    let costs_for = |sms: u64| {
-        let sms = sms.max(1) as f64;
-        let dram_bytes_per_clk_sm =
-            device.memory_bandwidth_gbs * l.dram_efficiency * 1e3 / device.core_clock_mhz / sms;
-        let l2_bytes_per_clk_sm = l.l2_bytes_per_clk_sm * n_sm as f64 / sms;
-        Costs {
-            schedulers: device.warp_schedulers_per_sm,
-            dram_cycles_per_sector: SECTOR / dram_bytes_per_clk_sm.max(1e-9),
-            l2_cycles_per_sector: SECTOR / l2_bytes_per_clk_sm.max(1e-9),
-            memory_latency_scale,
-        }
-    };
-    let costs = costs_for(main.1);
+    // DRAM rows: the simulated wave's sectors open this many rows per sector, and the DRAM
+    // activates a row at most every `ns_per_activation` (all channels together).
+    let activation = device.dram_activation();
     // The traces: the representative block's warps, then the other wave blocks' (caches only),
     // with the spills of the resource report placed in them.
     let static_instr = em.regs.len();
@@ -667,6 +663,27 @@ pub fn run_with(
         .map(|w| wave.iter().position(|&b| b == w.block_linear).unwrap_or(0) as u16)
         .collect();
     let n_rep = l1_of.iter().take_while(|&&k| k == 0).count();
+    let activations_per_sector = activation.as_ref().map_or(0.0, |a| {
+        activations_per_sector(&sim_warps, &l1_of, wave.len(), resident, a.row_bytes)
+    });
+    let costs_for = |sms: u64| {
+        let sms = sms.max(1) as f64;
+        let dram_bytes_per_clk_sm =
+            device.memory_bandwidth_gbs * l.dram_efficiency * 1e3 / device.core_clock_mhz / sms;
+        let l2_bytes_per_clk_sm = l.l2_bytes_per_clk_sm * n_sm as f64 / sms;
+        // The SM's share of the activations: one every `ns_per_activation x SMs sharing`.
+        let activation_cycles_sm = activation.as_ref().map_or(0.0, |a| {
+            a.ns_per_activation() * device.core_clock_mhz / 1e3 * sms
+        });
+        Costs {
+            schedulers: device.warp_schedulers_per_sm,
+            dram_cycles_per_sector: (SECTOR / dram_bytes_per_clk_sm.max(1e-9))
+                .max(activations_per_sector * activation_cycles_sm),
+            l2_cycles_per_sector: SECTOR / l2_bytes_per_clk_sm.max(1e-9),
+            memory_latency_scale,
+        }
+    };
+    let costs = costs_for(main.1);
     let policy = cache::L1Policy {
         global_loads: l.global_loads_cached_in_l1,
         opt_in: l.global_l1_opt_in,
@@ -764,6 +781,7 @@ pub fn run_with(
     work.warp_instructions *= b;
     work.dram_bytes *= b;
     work.l2_bytes *= b;
+    work.dram_activations = work.dram_bytes / SECTOR * activations_per_sector;
     let bound = bounds::LowerBound::of(device, l, &work);
     let time_us = simulated_us.max(bound.bound_us);
     Ok(TraceRun {
@@ -787,6 +805,7 @@ pub fn run_with(
         cache,
         memory_latency_scale,
         dram_cycles_per_sector: costs.dram_cycles_per_sector,
+        dram_activations_per_sector: activations_per_sector,
         l2_cycles_per_sector: costs.l2_cycles_per_sector,
         l1_bytes,
         l1_bytes_per_block: l1_block_bytes,
@@ -819,6 +838,118 @@ pub fn run_with(
         representative_warps: n_rep,
         latency_rule: rule,
     })
+}
+
+/// DRAM rows opened per DRAM sector by these warps' global and local accesses; `block_of[k]`
+/// is warp `k`'s simulated block (of `sim_blocks`), which stand for `resident` blocks.
+///
+/// The DRAM sectors are the first touches: the warps issue one request each in turn (the cache
+/// simulation's order), and a sector seen before is taken to be found in the L2. A row stays
+/// open while requests that arrive together use it: the requests of one instruction's same
+/// execution (its n-th time in each warp) across the warps. Per such group, the distinct rows
+/// (`row_bytes` of contiguous addresses) of its new sectors, over their count. A coalesced
+/// stream opens one row per `row_bytes / 32` sectors; a column walk (each lane in its own row,
+/// the next sector of that row only on a later iteration) or a scattered gather opens one row
+/// per sector.
+///
+/// The simulated blocks are a few of the blocks running at once, and the first of them, the one
+/// whose warps are timed, takes the first touch of every sector they share. Three corrections
+/// scale them to the wave:
+/// - a sector every simulated block reads is taken to be read by every resident block: one
+///   fetch for `resident` blocks, `sim_blocks / resident` of one in the simulation (a sector
+///   only some of them read stays one fetch: neighbours sharing a halo);
+/// - where the simulated blocks' sectors share rows, the other resident blocks are taken to
+///   share them in the same proportion, up to full rows;
+/// - the result is per DRAM sector of the timed block (block 0): the activations of an average
+///   block over the sectors the cache simulation charges block 0.
+fn activations_per_sector(
+    warps: &[&WarpTrace],
+    block_of: &[u16],
+    sim_blocks: usize,
+    resident: u64,
+    row_bytes: u64,
+) -> f64 {
+    // (instruction << 32 | its execution count in the warp, new sector, its block)
+    let mut keyed: Vec<(u64, u64, u16)> = Vec::new();
+    // Sector -> the simulated blocks that read it (a bit each, modulo 64).
+    let mut readers: HashMap<u64, u64> = HashMap::new();
+    let mut execs: Vec<HashMap<u32, u32>> = vec![HashMap::new(); warps.len()];
+    let mut next = vec![0usize; warps.len()];
+    let mut live = true;
+    while live {
+        live = false;
+        for (k, w) in warps.iter().enumerate() {
+            let Some(a) = w.accesses.get(next[k]) else {
+                continue;
+            };
+            live = true;
+            next[k] += 1;
+            if !matches!(a.space, MemSpace::Global | MemSpace::Local) {
+                continue;
+            }
+            let n = execs[k].entry(a.instr).or_insert(0);
+            let key = (u64::from(a.instr) << 32) | u64::from(*n);
+            *n += 1;
+            let b = block_of.get(k).copied().unwrap_or(0);
+            for &s in &w.sector_ids[a.sector_start as usize..a.sector_end as usize] {
+                let bit = 1u64 << (b % 64);
+                match readers.entry(s) {
+                    std::collections::hash_map::Entry::Vacant(e) => {
+                        e.insert(bit);
+                        keyed.push((key, s, b));
+                    }
+                    std::collections::hash_map::Entry::Occupied(mut e) => *e.get_mut() |= bit,
+                }
+            }
+        }
+    }
+    if keyed.is_empty() {
+        return 0.0;
+    }
+    keyed.sort_unstable();
+    let per_row = (row_bytes / SECTOR as u64).max(1);
+    let nb = sim_blocks.max(1) as f64;
+    let resident = (resident as f64).max(nb);
+    let mut activations = 0.0;
+    let charged = keyed.iter().filter(|&&(_, _, b)| b == 0).count();
+    if charged == 0 {
+        return 0.0;
+    }
+    for group in keyed.chunk_by(|x, y| x.0 == y.0) {
+        // Rows of the group, and rows summed over its blocks (as if each were alone).
+        let mut rows: Vec<u64> = group.iter().map(|&(_, s, _)| s / per_row).collect();
+        rows.dedup();
+        let mut block_rows: Vec<(u16, u64)> =
+            group.iter().map(|&(_, s, b)| (b, s / per_row)).collect();
+        block_rows.sort_unstable();
+        block_rows.dedup();
+        let (r, br, n) = (
+            rows.len() as f64,
+            block_rows.len() as f64,
+            group.len() as f64,
+        );
+        // How far the blocks share rows: 0 not at all, 1 every block every row.
+        let sharing = if nb > 1.0 {
+            ((br / r - 1.0) / (nb - 1.0)).clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
+        let per_sector =
+            (r / n * (br / r) / (1.0 + sharing * (resident - 1.0))).max(1.0 / per_row as f64);
+        let fetches: f64 = group
+            .iter()
+            .map(|&(_, s, _)| {
+                let k = readers.get(&s).map_or(1, |m| m.count_ones());
+                if nb > 1.0 && f64::from(k) >= nb {
+                    nb / resident
+                } else {
+                    1.0
+                }
+            })
+            .sum();
+        activations += fetches * per_sector;
+    }
+    activations / nb / charged as f64
 }
 
 /// How the caches are set up for a round: each warp's L1 (one per simulated block), the sizes
@@ -947,6 +1078,7 @@ pub fn predict_with_rule(
         .with("memory_latency_scale", r.memory_latency_scale)
         .with("memory_latency_rule", rule.name())
         .with("dram_cycles_per_sector", r.dram_cycles_per_sector)
+        .with("dram_activations_per_sector", r.dram_activations_per_sector)
         .with("l2_cycles_per_sector", r.l2_cycles_per_sector)
         .with("full_waves", r.full_waves)
         .with("steady_wave_cycles", r.steady_wave_cycles)
@@ -1025,9 +1157,34 @@ pub fn predict_with_rule(
         r.resident_blocks
     ));
     p.notes.push(format!(
-        "DRAM at the achievable bandwidth: {} GB/s x dram_efficiency {} ({:.2} cycles per sector per SM); stores are written back once per sector (L2 write-back, no fetch on write)",
+        "DRAM at the achievable bandwidth: {} GB/s x dram_efficiency {}, or the row activations when slower ({:.2} cycles per sector per SM); stores are written back once per sector (L2 write-back, no fetch on write)",
         device.memory_bandwidth_gbs, lat.values.dram_efficiency, r.dram_cycles_per_sector
     ));
+    match device.dram_activation() {
+        Some(a) => p.notes.push(format!(
+            "DRAM rows: {:.3} activations of a {}-byte row per DRAM sector (the requests of one instruction's same execution share rows; the {} simulated blocks scaled to the {} resident); {} channels activate a row every {} ns each ({}), so a sector costs at least {:.3} ns of the whole DRAM's time{}",
+            r.dram_activations_per_sector,
+            a.row_bytes,
+            r.wave_blocks_simulated,
+            r.resident_blocks,
+            a.channels,
+            a.activate_ns,
+            a.source,
+            r.dram_activations_per_sector * a.ns_per_activation(),
+            if r.dram_activations_per_sector * a.ns_per_activation() * device.memory_bandwidth_gbs * lat.values.dram_efficiency > SECTOR {
+                ": the activations, not the bandwidth, limit DRAM"
+            } else {
+                ""
+            }
+        )),
+        None => p.notes.push(format!(
+            "DRAM rows: no activation limit ({})",
+            match (&device.memory_type, device.memory_bus_bits) {
+                (Some(t), Some(_)) => format!("no activation timing for {t} in data/dram.toml"),
+                _ => "the device file names no memory_type and memory_bus_bits".to_string(),
+            }
+        )),
+    }
     if r.atomic_serial_cycles > 0.0 {
         p.notes.push(format!(
             "same-address global atomics: the hottest address takes {:.0} updates at {} per clock at one L2 slice = {:.0} cycles{}",
@@ -1510,6 +1667,141 @@ mod tests {
         assert_eq!(LatencyRule::PaperWarpRatio.scale(64, 64), 1.0);
         assert_eq!(LatencyRule::Queueing.scale(64, 2), 1.0);
         assert_eq!(LatencyRule::default(), LatencyRule::Queueing);
+    }
+
+    /// A warp whose accesses are `execs` executions of one global load, each of the sectors
+    /// `sectors(k)` for its k-th execution.
+    fn warp_of_loads(execs: u32, sectors: impl Fn(u32) -> Vec<u64>) -> WarpTrace {
+        let mut w = WarpTrace::default();
+        for k in 0..execs {
+            let ids = sectors(k);
+            let mut a = load_access(MemSpace::Global, ids.len() as u32, 1, 0);
+            a.sector_start = w.sector_ids.len() as u32;
+            w.sector_ids.extend(ids);
+            a.sector_end = w.sector_ids.len() as u32;
+            w.accesses.push(a);
+        }
+        w
+    }
+
+    #[test]
+    fn rows_are_shared_by_requests_that_arrive_together_only() {
+        // 2 KB rows hold 64 sectors. Eight warps each read 4 consecutive sectors once (a
+        // coalesced stream): the 32 sectors of that execution fall in one row.
+        let stream: Vec<WarpTrace> = (0..8u64)
+            .map(|k| warp_of_loads(1, |_| (4 * k..4 * k + 4).collect()))
+            .collect();
+        let stream: Vec<&WarpTrace> = stream.iter().collect();
+        let one_block = |warps: &[&WarpTrace]| activations_per_sector(warps, &[0; 16], 1, 1, 2048);
+        assert_eq!(one_block(&stream), 1.0 / 32.0);
+        // One warp walks 32 matrix rows of 16 KB each, a sector further per execution (a
+        // column walk): every execution's 32 sectors lie in 32 rows. Over the whole trace
+        // each row gets 8 of the sectors, but on different executions: still one row per
+        // sector.
+        let walk = warp_of_loads(8, |k| {
+            (0..32u64).map(|lane| lane * 512 + u64::from(k)).collect()
+        });
+        assert_eq!(one_block(&[&walk]), 1.0);
+        // Sectors read again are L2 hits and open nothing: a second warp re-reading the walk's
+        // sectors, then 32 new sectors of one row, adds 1 row for 32 sectors.
+        let again = warp_of_loads(9, |k| match k {
+            0..=7 => (0..32u64).map(|lane| lane * 512 + u64::from(k)).collect(),
+            _ => (100_000..100_032).collect(),
+        });
+        assert_eq!(
+            one_block(&[&walk, &again]),
+            (8.0 * 32.0 + 1.0) / (8.0 * 32.0 + 32.0)
+        );
+        // No global sectors, no activations.
+        assert_eq!(one_block(&[]), 0.0);
+    }
+
+    #[test]
+    fn the_simulated_blocks_are_scaled_to_the_blocks_running_at_once() {
+        // 4 simulated blocks of 400 resident, one warp each. Each reads its own sector of one
+        // row on every execution (matrix B of a naive matrix product: the blocks' columns of
+        // row k): they share the row, so the 400 blocks are taken to share it too, and it is
+        // full (64 sectors) long before: 1/64 row per sector.
+        let b_like: Vec<WarpTrace> = (0..4u64)
+            .map(|b| warp_of_loads(4, |k| vec![u64::from(k) * 64 + b]))
+            .collect();
+        let b_like: Vec<&WarpTrace> = b_like.iter().collect();
+        assert_eq!(
+            activations_per_sector(&b_like, &[0, 1, 2, 3], 4, 400, 2048),
+            1.0 / 64.0
+        );
+        // Each reads its own row (a column walk per block): nothing shared, 1 row per sector
+        // however many blocks run.
+        let walks: Vec<WarpTrace> = (0..4u64)
+            .map(|b| warp_of_loads(4, |k| vec![(b * 4 + u64::from(k)) * 64]))
+            .collect();
+        let walks: Vec<&WarpTrace> = walks.iter().collect();
+        assert_eq!(
+            activations_per_sector(&walks, &[0, 1, 2, 3], 4, 400, 2048),
+            1.0
+        );
+        // Alternately, all 4 read the same sector of a new row (matrix A: a row of blocks
+        // shares it; block 0 touches it first). Read by all 4 simulated blocks, it is taken to
+        // be read by all 400 resident ones: 4 / 400 of a fetch in the simulation, at one row
+        // per sector. The other executions are B's: 4 private sectors, 1/64 row each. Per
+        // block, (2 x 4/400 x 1 + 2 x 4 x 1/64) / 4 activations, over the 2 + 2 sectors the
+        // cache simulation charges block 0.
+        let mixed: Vec<WarpTrace> = (0..4u64)
+            .map(|b| {
+                warp_of_loads(4, |k| match k % 2 {
+                    0 => vec![(1000 + u64::from(k)) * 64],
+                    _ => vec![u64::from(k) * 64 + b],
+                })
+            })
+            .collect();
+        let mixed: Vec<&WarpTrace> = mixed.iter().collect();
+        let expected = (2.0 * 4.0 / 400.0 + 2.0 * 4.0 / 64.0) / 4.0 / 4.0;
+        let got = activations_per_sector(&mixed, &[0, 1, 2, 3], 4, 400, 2048);
+        assert!((got - expected).abs() < 1e-12, "{got} vs {expected}");
+    }
+
+    #[test]
+    fn a_column_walk_is_limited_by_row_activations_on_gddr5() {
+        use crate::device::catalogue;
+        use crate::device::latencies::for_device;
+        // mtx_mul_vec: lane `row` reads m[row * n + col], a column walk over 8 KB rows.
+        // 768 blocks of 128 threads are full waves on the GTX Titan X's 24 SMs.
+        let (launch, em) = emulate_case((
+            "mtx_mul_vec.nvrtc-sm52.ptx",
+            "mtx_mul_vec",
+            [768, 1, 1],
+            [128, 1, 1],
+            &["0=2048"],
+        ));
+        let res = KernelResources {
+            registers_per_thread: 16,
+            shared_bytes_per_block: 0,
+            ..Default::default()
+        };
+        let dev = catalogue::find("GTX Titan X").unwrap();
+        let lat = for_device(dev).unwrap();
+        let r = run_on(dev, launch, &em, res, &lat).unwrap();
+        assert!(r.full_waves >= 1);
+        assert!(
+            r.dram_activations_per_sector > 0.8,
+            "{}",
+            r.dram_activations_per_sector
+        );
+        // 384-bit GDDR5: 12 channels, a row every 5.9 ns each; the SM's share of 24 at
+        // 1075 MHz is one activation per 5.9 / 12 x 1.075 x 24 = 12.685 cycles, far above the
+        // bandwidth's 32 B / (336.5 GB/s x 0.78 / 1075 MHz / 24) = 3.15 cycles per sector.
+        let per_activation = 5.9 / 12.0 * 1.075 * 24.0;
+        let expected = r.dram_activations_per_sector * per_activation;
+        assert!(expected > 3.0 * 32.0 / (336.5 * 0.78 * 1e3 / 1075.0 / 24.0));
+        assert!((r.dram_cycles_per_sector - expected).abs() < 1e-9 * expected);
+        // The bound counts the same activations: the DRAM bytes' sectors x rows per sector x
+        // 5.9 / 12 ns.
+        let activations = r.bound.dram_bytes / 32.0 * r.dram_activations_per_sector;
+        assert!(r.bound.dram_us >= activations * 5.9 / 12.0 * 1e-3 * (1.0 - 1e-9));
+        // LPDDR4 has no timing source in data/dram.toml: no limit, the bandwidth's cost.
+        let tx2 = catalogue::find("Jetson TX2").unwrap();
+        let r = run_on(tx2, launch, &em, res, &for_device(tx2).unwrap()).unwrap();
+        assert_eq!(r.dram_activations_per_sector, 0.0);
     }
 
     #[test]
