@@ -840,6 +840,9 @@ pub fn run_with(
     })
 }
 
+/// Sector visits after which [`activations_per_sector`] stops at the end of a round.
+const ROW_SAMPLE_SECTORS: usize = 1 << 17;
+
 /// DRAM rows opened per DRAM sector by these warps' global and local accesses; `block_of[k]`
 /// is warp `k`'s simulated block (of `sim_blocks`), which stand for `resident` blocks.
 ///
@@ -862,6 +865,8 @@ pub fn run_with(
 ///   share them in the same proportion, up to full rows;
 /// - the result is per DRAM sector of the timed block (block 0): the activations of an average
 ///   block over the sectors the cache simulation charges block 0.
+///
+/// A ratio: the rounds up to [`ROW_SAMPLE_SECTORS`] sector visits stand for the rest.
 fn activations_per_sector(
     warps: &[&WarpTrace],
     block_of: &[u16],
@@ -869,14 +874,16 @@ fn activations_per_sector(
     resident: u64,
     row_bytes: u64,
 ) -> f64 {
+    use kerneltime_ptx::parser::BuildFx;
     // (instruction << 32 | its execution count in the warp, new sector, its block)
     let mut keyed: Vec<(u64, u64, u16)> = Vec::new();
     // Sector -> the simulated blocks that read it (a bit each, modulo 64).
-    let mut readers: HashMap<u64, u64> = HashMap::new();
-    let mut execs: Vec<HashMap<u32, u32>> = vec![HashMap::new(); warps.len()];
+    let mut readers: HashMap<u64, u64, BuildFx> = HashMap::default();
+    let mut execs: Vec<HashMap<u32, u32, BuildFx>> = vec![HashMap::default(); warps.len()];
     let mut next = vec![0usize; warps.len()];
+    let mut visits = 0usize;
     let mut live = true;
-    while live {
+    while live && visits < ROW_SAMPLE_SECTORS {
         live = false;
         for (k, w) in warps.iter().enumerate() {
             let Some(a) = w.accesses.get(next[k]) else {
@@ -891,7 +898,9 @@ fn activations_per_sector(
             let key = (u64::from(a.instr) << 32) | u64::from(*n);
             *n += 1;
             let b = block_of.get(k).copied().unwrap_or(0);
-            for &s in &w.sector_ids[a.sector_start as usize..a.sector_end as usize] {
+            let sectors = &w.sector_ids[a.sector_start as usize..a.sector_end as usize];
+            visits += sectors.len();
+            for &s in sectors {
                 let bit = 1u64 << (b % 64);
                 match readers.entry(s) {
                     std::collections::hash_map::Entry::Vacant(e) => {
