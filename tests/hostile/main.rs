@@ -35,8 +35,13 @@ fn dir(name: &str) -> PathBuf {
 /// Runs the binary in `cwd` with stdout and stderr in files (no pipe can fill), and reads the
 /// child's peak RSS from the kernel's accounting of the reaped process.
 fn run_in(cwd: &Path, args: &[&str]) -> Run {
-    let out_path = cwd.join(".stdout");
-    let err_path = cwd.join(".stderr");
+    // Files of their own: tests run in parallel, often in the same `cwd`, and one run must not
+    // truncate another's stderr before it is read.
+    static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let files = dir(&format!("run{n}"));
+    let out_path = files.join("stdout");
+    let err_path = files.join("stderr");
     let child = Command::new(env!("CARGO_BIN_EXE_kerneltime"))
         .args(args)
         .current_dir(cwd)
@@ -59,12 +64,14 @@ fn run_in(cwd: &Path, args: &[&str]) -> Run {
     } else {
         -libc::WTERMSIG(status)
     };
-    Run {
+    let run = Run {
         code,
         stdout: std::fs::read(&out_path).unwrap(),
         stderr: std::fs::read_to_string(&err_path).unwrap(),
         max_rss_mib: usage.ru_maxrss as f64 / 1024.0,
-    }
+    };
+    let _ = std::fs::remove_dir_all(&files);
+    run
 }
 
 fn assert_exit(r: &Run, code: i32, needle: &str) {
