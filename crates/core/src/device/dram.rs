@@ -46,7 +46,9 @@ pub struct Activation {
     pub row_bytes: u64,
     /// Shortest average interval between two activations in one channel, ns.
     pub activate_ns: f64,
-    pub source: String,
+    /// The memory type's row of `data/dram.toml`: its name and source.
+    pub memory_type: &'static str,
+    pub source: &'static str,
 }
 
 impl Activation {
@@ -118,7 +120,8 @@ pub fn activation(memory_type: &str, bus_bits: u32) -> Option<Activation> {
         channels,
         row_bytes: row,
         activate_ns: ns,
-        source: format!("{memory_type}: {}", t.source),
+        memory_type: &t.name,
+        source: &t.source,
     })
 }
 

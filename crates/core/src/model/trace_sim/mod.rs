@@ -628,8 +628,7 @@ pub fn run_with(
     };
     let l2_sim_bytes = (device.l2_cache_bytes as f64 * wave.len() as f64 / resident as f64) as u64;
     let memory_latency_scale = rule.scale(device.limits.max_warps_per_sm, warps_in_round);
-    // DRAM rows: the simulated wave's sectors open this many rows per sector, and the DRAM
-    // activates a row at most every `ns_per_activation` (all channels together).
+    // The DRAM activates a row at most every `ns_per_activation` (all channels together).
     let activation = device.dram_activation();
     // The traces: the representative block's warps, then the other wave blocks' (caches only),
     // with the spills of the resource report placed in them.
@@ -898,10 +897,10 @@ fn activations_per_sector(
             let key = (u64::from(a.instr) << 32) | u64::from(*n);
             *n += 1;
             let b = block_of.get(k).copied().unwrap_or(0);
+            let bit = 1u64 << (b % 64);
             let sectors = &w.sector_ids[a.sector_start as usize..a.sector_end as usize];
             visits += sectors.len();
             for &s in sectors {
-                let bit = 1u64 << (b % 64);
                 match readers.entry(s) {
                     std::collections::hash_map::Entry::Vacant(e) => {
                         e.insert(bit);
@@ -912,7 +911,9 @@ fn activations_per_sector(
             }
         }
     }
-    if keyed.is_empty() {
+    // No sector charged to the timed block (or none at all): nothing to scale.
+    let charged = keyed.iter().filter(|&&(_, _, b)| b == 0).count();
+    if charged == 0 {
         return 0.0;
     }
     keyed.sort_unstable();
@@ -920,10 +921,6 @@ fn activations_per_sector(
     let nb = sim_blocks.max(1) as f64;
     let resident = (resident as f64).max(nb);
     let mut activations = 0.0;
-    let charged = keyed.iter().filter(|&&(_, _, b)| b == 0).count();
-    if charged == 0 {
-        return 0.0;
-    }
     for group in keyed.chunk_by(|x, y| x.0 == y.0) {
         // Rows of the group, and rows summed over its blocks (as if each were alone).
         let mut rows: Vec<u64> = group.iter().map(|&(_, s, _)| s / per_row).collect();
@@ -1171,13 +1168,14 @@ pub fn predict_with_rule(
     ));
     match device.dram_activation() {
         Some(a) => p.notes.push(format!(
-            "DRAM rows: {:.3} activations of a {}-byte row per DRAM sector (the requests of one instruction's same execution share rows; the {} simulated blocks scaled to the {} resident); {} channels activate a row every {} ns each ({}), so a sector costs at least {:.3} ns of the whole DRAM's time{}",
+            "DRAM rows: {:.3} activations of a {}-byte row per DRAM sector (the requests of one instruction's same execution share rows; the {} simulated blocks scaled to the {} resident); {} channels activate a row every {} ns each ({}: {}), so a sector costs at least {:.3} ns of the whole DRAM's time{}",
             r.dram_activations_per_sector,
             a.row_bytes,
             r.wave_blocks_simulated,
             r.resident_blocks,
             a.channels,
             a.activate_ns,
+            a.memory_type,
             a.source,
             r.dram_activations_per_sector * a.ns_per_activation(),
             if r.dram_activations_per_sector * a.ns_per_activation() * device.memory_bandwidth_gbs * lat.values.dram_efficiency > SECTOR {
