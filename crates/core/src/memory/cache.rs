@@ -167,6 +167,14 @@ impl Lru {
             self.hits += 1;
             return true;
         }
+        self.miss(sector, slot);
+        false
+    }
+
+    /// Puts a missed `sector` at the front, in the free table slot `slot` the search ended at
+    /// (out of line: the hits, most accesses, stay short where `access` is inlined).
+    #[inline(never)]
+    fn miss(&mut self, sector: u64, slot: usize) {
         self.misses += 1;
         let (node, slot) = if self.nodes.len() < self.capacity {
             // At most half full, so that probe runs stay short.
@@ -193,7 +201,6 @@ impl Lru {
         };
         self.table[slot] = node;
         self.push_front(node);
-        false
     }
 
     /// Hits over accesses (0 when nothing was accessed).

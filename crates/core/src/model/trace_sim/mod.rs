@@ -55,7 +55,6 @@ use crate::model::registry::{Inputs, Model, ModelId, ParamSpec, Source};
 use crate::model::Prediction;
 use crate::workload::trace::{Atomic, LatencyClass, MemSpace, TraceOp, WarpTrace};
 use crate::workload::Launch;
-use std::collections::HashMap;
 use std::sync::Arc;
 
 pub mod round;
@@ -662,10 +661,13 @@ pub fn run_with(
         .map(|w| wave.iter().position(|&b| b == w.block_linear).unwrap_or(0) as u16)
         .collect();
     let n_rep = l1_of.iter().take_while(|&&k| k == 0).count();
-    let activations_per_sector = activation.as_ref().map_or(0.0, |a| {
-        activations_per_sector(&sim_warps, &l1_of, wave.len(), resident, a.row_bytes)
-    });
-    let costs_for = |sms: u64| {
+    // The row pass (on this thread while the caches start on another when they overlap).
+    let row_pass = || {
+        activation.as_ref().map_or(0.0, |a| {
+            activations_per_sector(&sim_warps, &l1_of, wave.len(), resident, a.row_bytes)
+        })
+    };
+    let costs_for = |sms: u64, activations_per_sector: f64| {
         let sms = sms.max(1) as f64;
         let dram_bytes_per_clk_sm =
             device.memory_bandwidth_gbs * l.dram_efficiency * 1e3 / device.core_clock_mhz / sms;
@@ -682,13 +684,12 @@ pub fn run_with(
             memory_latency_scale,
         }
     };
-    let costs = costs_for(main.1);
     let policy = cache::L1Policy {
         global_loads: l.global_loads_cached_in_l1,
         opt_in: l.global_l1_opt_in,
     };
     let caches = CacheSetup {
-        l1_of,
+        l1_of: l1_of.clone(),
         l1_sectors: (l1_block_bytes / 32) as usize,
         l2_sectors: (l2_sim_bytes / 32) as usize,
         policy,
@@ -703,42 +704,68 @@ pub fn run_with(
         Overlap::Off => false,
     };
     let schedulers = device.warp_schedulers_per_sm;
-    let (pipeline_cycles, cache, sim_ops, waves) = if overlap {
-        let (c, cache, ops) =
-            overlapped_round(&sim_warps, n_rep, &caches, l, &costs, n_round, schedulers);
-        (c, cache, ops, None)
-    } else {
-        let mut sim = caches.sim(&sim_warps);
-        while sim.run_rounds(usize::MAX) {}
-        let cache = sim.finish();
-        let programs: Vec<Vec<SimOp>> = sim_warps[..n_rep]
-            .iter()
-            .zip(&cache.hits)
-            .map(|(w, h)| compress(w, h, l, &costs))
-            .collect();
-        let mut programs = round::Programs::complete(&programs);
-        let cycles = round::simulate(&mut programs, n_round as usize, schedulers);
-        let ops = programs.ops();
-        // Blocks follow each other in their slots without waiting for a whole wave to end: up
-        // to three waves with continuous dispatch give the first waves exactly, and what each
-        // wave after the first added, what a further loaded wave costs (its fill and drain
-        // overlap its neighbours'). Only where that matters: for a large round, fill and drain
-        // are a small part of it.
-        let simulated = full_waves.min(3) as usize;
-        let waves = (full_waves >= 2
-            && ops * n_round as usize * simulated <= CONTINUOUS_MAX_EVENTS)
-            .then(|| {
-                let end =
-                    round::simulate_waves(&mut programs, n_round as usize, simulated, schedulers);
-                let steady = (end - cycles).max(0.0) / (simulated - 1) as f64;
-                (simulated as u64, end, steady)
-            });
-        (cycles, cache, ops, waves)
-    };
+    let (pipeline_cycles, cache, traffic, sim_ops, waves, activations_per_sector, costs) =
+        if overlap {
+            let ((c, ops), (cache, traffic), (aps, costs)) = overlapped_round(
+                &sim_warps,
+                n_rep,
+                &caches,
+                l,
+                || {
+                    let aps = row_pass();
+                    (aps, costs_for(main.1, aps))
+                },
+                n_round,
+                schedulers,
+            );
+            (c, cache, traffic, ops, None, aps, costs)
+        } else {
+            let activations_per_sector = row_pass();
+            let costs = costs_for(main.1, activations_per_sector);
+            let mut sim = caches.sim(&sim_warps);
+            while sim.run_rounds(usize::MAX) {}
+            let cache = sim.finish();
+            let traffic = Traffic::of(&sim_warps[..n_rep], &cache.hits);
+            let programs: Vec<Vec<SimOp>> = sim_warps[..n_rep]
+                .iter()
+                .zip(&cache.hits)
+                .map(|(w, h)| compress(w, h, l, &costs))
+                .collect();
+            let mut programs = round::Programs::complete(&programs);
+            let cycles = round::simulate(&mut programs, n_round as usize, schedulers);
+            let ops = programs.ops();
+            // Blocks follow each other in their slots without waiting for a whole wave to end: up
+            // to three waves with continuous dispatch give the first waves exactly, and what each
+            // wave after the first added, what a further loaded wave costs (its fill and drain
+            // overlap its neighbours'). Only where that matters: for a large round, fill and drain
+            // are a small part of it.
+            let simulated = full_waves.min(3) as usize;
+            let waves = (full_waves >= 2
+                && ops * n_round as usize * simulated <= CONTINUOUS_MAX_EVENTS)
+                .then(|| {
+                    let end = round::simulate_waves(
+                        &mut programs,
+                        n_round as usize,
+                        simulated,
+                        schedulers,
+                    );
+                    let steady = (end - cycles).max(0.0) / (simulated - 1) as f64;
+                    (simulated as u64, end, steady)
+                });
+            (
+                cycles,
+                cache,
+                traffic,
+                ops,
+                waves,
+                activations_per_sector,
+                costs,
+            )
+        };
     // The partial last wave: its blocks on fewer SMs, each with a larger DRAM share.
     let tail_cycles = match tail {
         Some((t, sms)) => {
-            let c = costs_for(sms);
+            let c = costs_for(sms, activations_per_sector);
             let programs: Vec<Vec<SimOp>> = sim_warps[..n_rep]
                 .iter()
                 .zip(&cache.hits)
@@ -762,24 +789,14 @@ pub fn run_with(
     let cycles = rounds_cycles.max(atomic_serial_cycles);
     let simulated_us = device.cycles_to_us(cycles) + l.launch_overhead_us;
     // The bound of the traffic the model charges: the representative block's, times the blocks.
+    let b = blocks as f64;
     let mut work = bounds::Work {
         hot_atomic_lanes,
+        warp_instructions: traffic.warp_instructions * b,
+        dram_bytes: traffic.dram_bytes * b,
+        l2_bytes: traffic.l2_bytes * b,
         ..Default::default()
     };
-    for (w, h) in sim_warps[..n_rep].iter().zip(&cache.hits) {
-        work.warp_instructions += w.ops.len() as f64;
-        for (a, h) in w.accesses.iter().zip(h) {
-            if matches!(a.space, MemSpace::Global | MemSpace::Local) {
-                let n = f64::from(a.sectors);
-                work.dram_bytes += SECTOR * n * f64::from(h.dram);
-                work.l2_bytes += SECTOR * n * (1.0 - f64::from(h.l1));
-            }
-        }
-    }
-    let b = blocks as f64;
-    work.warp_instructions *= b;
-    work.dram_bytes *= b;
-    work.l2_bytes *= b;
     work.dram_activations = work.dram_bytes / SECTOR * activations_per_sector;
     let bound = bounds::LowerBound::of(device, l, &work);
     let time_us = simulated_us.max(bound.bound_us);
@@ -839,6 +856,32 @@ pub fn run_with(
     })
 }
 
+/// What the representative block's warps ask of the memory system, for the bounds: warp
+/// instructions, DRAM and L2 bytes (per block, summed warp by warp in access order).
+#[derive(Debug, Clone, Copy, Default)]
+struct Traffic {
+    warp_instructions: f64,
+    dram_bytes: f64,
+    l2_bytes: f64,
+}
+
+impl Traffic {
+    fn of(warps: &[&WarpTrace], hits: &[Vec<cache::AccessHits>]) -> Self {
+        let mut t = Traffic::default();
+        for (w, h) in warps.iter().zip(hits) {
+            t.warp_instructions += w.ops.len() as f64;
+            for (a, h) in w.accesses.iter().zip(h) {
+                if matches!(a.space, MemSpace::Global | MemSpace::Local) {
+                    let n = f64::from(a.sectors);
+                    t.dram_bytes += SECTOR * n * f64::from(h.dram);
+                    t.l2_bytes += SECTOR * n * (1.0 - f64::from(h.l1));
+                }
+            }
+        }
+        t
+    }
+}
+
 /// Sector visits after which [`activations_per_sector`] stops at the end of a round.
 const ROW_SAMPLE_SECTORS: usize = 1 << 17;
 
@@ -873,12 +916,12 @@ fn activations_per_sector(
     resident: u64,
     row_bytes: u64,
 ) -> f64 {
-    use kerneltime_ptx::parser::BuildFx;
     // (instruction << 32 | its execution count in the warp, new sector, its block)
     let mut keyed: Vec<(u64, u64, u16)> = Vec::new();
     // Sector -> the simulated blocks that read it (a bit each, modulo 64).
-    let mut readers: HashMap<u64, u64, BuildFx> = HashMap::default();
-    let mut execs: Vec<HashMap<u32, u32, BuildFx>> = vec![HashMap::default(); warps.len()];
+    let mut readers = SectorBits::default();
+    // Per warp, executions so far by instruction index (grown as instructions appear).
+    let mut execs: Vec<Vec<u32>> = vec![Vec::new(); warps.len()];
     let mut next = vec![0usize; warps.len()];
     let mut visits = 0usize;
     let mut live = true;
@@ -893,20 +936,20 @@ fn activations_per_sector(
             if !matches!(a.space, MemSpace::Global | MemSpace::Local) {
                 continue;
             }
-            let n = execs[k].entry(a.instr).or_insert(0);
-            let key = (u64::from(a.instr) << 32) | u64::from(*n);
-            *n += 1;
+            let counts = &mut execs[k];
+            let i = a.instr as usize;
+            if i >= counts.len() {
+                counts.resize(i + 1, 0);
+            }
+            let key = (u64::from(a.instr) << 32) | u64::from(counts[i]);
+            counts[i] += 1;
             let b = block_of.get(k).copied().unwrap_or(0);
             let bit = 1u64 << (b % 64);
             let sectors = &w.sector_ids[a.sector_start as usize..a.sector_end as usize];
             visits += sectors.len();
             for &s in sectors {
-                match readers.entry(s) {
-                    std::collections::hash_map::Entry::Vacant(e) => {
-                        e.insert(bit);
-                        keyed.push((key, s, b));
-                    }
-                    std::collections::hash_map::Entry::Occupied(mut e) => *e.get_mut() |= bit,
+                if readers.add(s, bit) {
+                    keyed.push((key, s, b));
                 }
             }
         }
@@ -945,8 +988,8 @@ fn activations_per_sector(
         let fetches: f64 = group
             .iter()
             .map(|&(_, s, _)| {
-                let k = readers.get(&s).map_or(1, |m| m.count_ones());
-                if nb > 1.0 && f64::from(k) >= nb {
+                // (One simulated block reads all of its sectors: no lookup.)
+                if nb > 1.0 && f64::from(readers.get(s).count_ones().max(1)) >= nb {
                     nb / resident
                 } else {
                     1.0
@@ -956,6 +999,75 @@ fn activations_per_sector(
         activations += fetches * per_sector;
     }
     activations / nb / charged as f64
+}
+
+/// Sector -> a bit set (never 0 once added) for the row pass: open addressing with linear
+/// probing over at least twice the sectors held, a zero bit set marking a free slot, and the
+/// last sector added checked first (the warps of a round often read the same sector in turn).
+/// It replaces a `HashMap` whose hashing took most of the pass.
+#[derive(Default)]
+struct SectorBits {
+    /// (sector, bits); bits 0: free.
+    slots: Vec<(u64, u64)>,
+    len: usize,
+    /// The slot of the sector added last.
+    last: usize,
+}
+
+impl SectorBits {
+    /// The slot holding `sector`, or the free slot where it would go (the table is not empty).
+    #[inline]
+    fn find(&self, sector: u64) -> usize {
+        let mask = self.slots.len() - 1;
+        let shift = 64 - self.slots.len().trailing_zeros();
+        let mut i = (sector.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> shift) as usize;
+        loop {
+            let (s, bits) = self.slots[i];
+            if bits == 0 || s == sector {
+                return i;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// Adds `bit` (not 0) to `sector`'s set; true when the sector is new.
+    #[inline]
+    fn add(&mut self, sector: u64, bit: u64) -> bool {
+        if let Some(slot) = self.slots.get_mut(self.last) {
+            if slot.0 == sector && slot.1 != 0 {
+                slot.1 |= bit;
+                return false;
+            }
+        }
+        if 2 * (self.len + 1) > self.slots.len() {
+            self.grow();
+        }
+        let i = self.find(sector);
+        self.last = i;
+        let slot = &mut self.slots[i];
+        let new = slot.1 == 0;
+        *slot = (sector, slot.1 | bit);
+        self.len += usize::from(new);
+        new
+    }
+
+    /// The bits of `sector` (0 when never added).
+    fn get(&self, sector: u64) -> u64 {
+        if self.slots.is_empty() {
+            return 0;
+        }
+        self.slots[self.find(sector)].1
+    }
+
+    fn grow(&mut self) {
+        let len = (2 * self.slots.len()).max(1024);
+        let old = std::mem::replace(&mut self.slots, vec![(0, 0); len]);
+        for (s, bits) in old.into_iter().filter(|&(_, bits)| bits != 0) {
+            let i = self.find(s);
+            self.slots[i] = (s, bits);
+        }
+        self.last = usize::MAX;
+    }
 }
 
 /// How the caches are set up for a round: each warp's L1 (one per simulated block), the sizes
@@ -984,33 +1096,60 @@ impl CacheSetup {
 const OVERLAP_PIECE_REQUESTS: usize = 256;
 
 /// The caches and the compression on a second thread, streaming the programs of the first
-/// `n_rep` warps (the representative block) into the round simulation on this one: (pipeline
-/// cycles, caches, operations).
+/// `n_rep` warps (the representative block) into the round simulation on this one.
+///
+/// The compression needs the costs, which need the row pass (`costs`, run on this thread); the
+/// caches do not: they start at once on the second thread, beside the row pass, and the
+/// compression catches up with them when the costs arrive. The bounds' traffic is summed there
+/// too, once the caches are done, while the round still runs.
+///
+/// Returns ((pipeline cycles, operations), (caches, traffic), (activations per sector, costs)).
 fn overlapped_round(
     warps: &[&WarpTrace],
     n_rep: usize,
     caches: &CacheSetup,
     lat: &crate::device::latencies::Latencies,
-    costs: &Costs,
+    costs: impl FnOnce() -> (f64, Costs),
     n_round: u32,
     schedulers: u32,
-) -> (f64, CacheResult, usize) {
+) -> ((f64, usize), (CacheResult, Traffic), (f64, Costs)) {
     let (mut feed, mut programs) = round::Feed::new(n_rep);
+    let (costs_tx, costs_rx) = std::sync::mpsc::sync_channel::<Costs>(1);
     std::thread::scope(|scope| {
         let producer = scope.spawn(move || {
             let mut sim = caches.sim(warps);
-            let mut compressors: Vec<Compressor<'_>> = warps[..n_rep]
-                .iter()
-                .map(|w| Compressor::new(w, lat, costs))
-                .collect();
-            // A send fails only when the round has stopped listening (it panicked): stop too.
+            let mut compressors: Vec<Compressor<'_>> = Vec::new();
+            let mut costs = None;
+            let finish = |sim: cache::CacheSim<'_>| {
+                let cache = sim.finish();
+                let traffic = Traffic::of(&warps[..n_rep], &cache.hits);
+                (cache, traffic)
+            };
+            // A send fails only when the round has stopped listening (it panicked), and the
+            // costs fail to come only when that thread panicked first: stop too.
             loop {
                 let more = sim.run_rounds(OVERLAP_PIECE_REQUESTS);
+                if costs.is_none() {
+                    costs = if more {
+                        costs_rx.try_recv().ok()
+                    } else {
+                        match costs_rx.recv() {
+                            Ok(c) => Some(c),
+                            Err(_) => return finish(sim),
+                        }
+                    };
+                    if let Some(c) = &costs {
+                        compressors = warps[..n_rep]
+                            .iter()
+                            .map(|w| Compressor::new(w, lat, c))
+                            .collect();
+                    }
+                }
                 for (k, c) in compressors.iter_mut().enumerate() {
                     c.advance(sim.hits(k), sim.done(k));
                     let ops = c.take_settled();
                     if !ops.is_empty() && !feed.send(k, &ops, false) {
-                        return sim.finish();
+                        return finish(sim);
                     }
                 }
                 if !more {
@@ -1022,14 +1161,19 @@ fn overlapped_round(
                     break;
                 }
             }
-            sim.finish()
+            finish(sim)
         });
+        // Moved in, so that a panic here drops it and the second thread stops waiting.
+        let costs_tx = costs_tx;
+        let costs = costs();
+        // The second thread waits for these (it has stopped only if it panicked).
+        let _ = costs_tx.send(costs.1);
         let cycles = round::simulate(&mut programs, n_round as usize, schedulers);
         let cache = match producer.join() {
             Ok(cache) => cache,
             Err(panic) => std::panic::resume_unwind(panic),
         };
-        (cycles, cache, programs.ops())
+        ((cycles, programs.ops()), cache, costs)
     })
 }
 
