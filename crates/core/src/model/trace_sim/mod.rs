@@ -1119,6 +1119,8 @@ fn overlapped_round(
         let producer = scope.spawn(move || {
             let mut sim = caches.sim(warps);
             let mut compressors: Vec<Compressor<'_>> = Vec::new();
+            // Per warp, the requests whose hits the compression has used.
+            let mut compressed = vec![0usize; n_rep];
             let mut costs = None;
             let finish = |sim: cache::CacheSim<'_>| {
                 let cache = sim.finish();
@@ -1145,11 +1147,23 @@ fn overlapped_round(
                             .collect();
                     }
                 }
-                for (k, c) in compressors.iter_mut().enumerate() {
-                    c.advance(sim.hits(k), sim.done(k));
-                    let ops = c.take_settled();
-                    if !ops.is_empty() && !feed.send(k, &ops, false) {
-                        return finish(sim);
+                // When the costs arrive, the compression catches up with the caches a piece at a
+                // time, so that the round starts after the first piece, not after everything the
+                // caches did meanwhile.
+                loop {
+                    let mut behind = false;
+                    for (k, c) in compressors.iter_mut().enumerate() {
+                        let known = sim.done(k).min(compressed[k] + OVERLAP_PIECE_REQUESTS);
+                        behind |= known < sim.done(k);
+                        compressed[k] = known;
+                        c.advance(sim.hits(k), known);
+                        let ops = c.take_settled();
+                        if !ops.is_empty() && !feed.send(k, &ops, false) {
+                            return finish(sim);
+                        }
+                    }
+                    if !behind {
+                        break;
                     }
                 }
                 if !more {
