@@ -22,8 +22,9 @@
 //!   order they are made. The simulation itself is [`round`]; times there are integers in
 //!   1/1024 cycle.
 //! - Large traces ([`Overlap`]): the cache simulation and the compression run on a second thread
-//!   and stream the warp programs into the round as they are known, so the two overlap; the
-//!   result is the same as one after the other (tested).
+//!   and stream the warp programs into the round as they are known, so the two overlap (the
+//!   caches start beside the DRAM row pass, whose costs the compression waits for); the result
+//!   is the same as one after the other (tested).
 //! - Eq 8: `T = T_pipeline(n_round) * ceil(blocks / N_SM) / n_round`, cycles, then microseconds
 //!   via the device clock.
 //!
