@@ -1237,6 +1237,19 @@ fn decode_one(i: &Instruction, cfg: &Cfg, cx: &mut Ctx, block_start: usize) -> D
     if op == OpK::Load && matches!(class, Class::Load(Space::Param)) {
         latency = LatencyClass::Param;
     }
+    // IEEE-rounded divide, reciprocal and square root are instruction sequences in SASS.
+    if latency == LatencyClass::Special
+        && matches!(opc, "div" | "rcp" | "sqrt")
+        && !i.has("approx")
+        && !i.has("full")
+        && (ty.bits == 64 || ["rn", "rz", "rm", "rp"].iter().any(|m| i.has(m)))
+    {
+        latency = if ty.bits == 64 {
+            LatencyClass::Fp64Sequence
+        } else {
+            LatencyClass::Fp32Sequence
+        };
+    }
     DInst {
         op,
         ty,

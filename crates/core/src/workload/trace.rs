@@ -49,6 +49,14 @@ pub enum LatencyClass {
     Warp,
     /// Everything else (tensor ops, fences, unknown opcodes): charged like an integer op.
     Other,
+    /// IEEE-rounded fp32 divide, reciprocal and square root (`div.rn.f32`, `rcp.rn.f32`,
+    /// `sqrt.rn.f32`): in SASS a special-function approximation refined by a chain of fma
+    /// steps, with a range check that branches to a slow path for extreme operands (not
+    /// counted). The `.approx` and `.full` forms stay `Special`.
+    Fp32Sequence,
+    /// fp64 divide, reciprocal and square root: a special-function seed refined by a chain of
+    /// fp64 fma steps.
+    Fp64Sequence,
 }
 
 impl LatencyClass {

@@ -5,9 +5,16 @@
 //!   actually gets (`ceil(blocks / N_SM)`): `n_round = min(N_awg, ceil(blocks / N_SM))`.
 //! - Traces: every block of the round replays the warps of the most representative sampled block
 //!   (the interior class). Runs of non-memory instructions form one *comp* operation (Fig 2's
-//!   "comp"): it holds the warp's scheduler for the sum of the issue intervals
-//!   (`32 / (results per clock per SM / schedulers)` per instruction) and the warp for the sum of
-//!   the dependent-issue latencies. A global or local access holds the SM's load/store path for
+//!   "comp"), timed by an in-order scoreboard over the registers each instruction reads and
+//!   writes ([`Scoreboard`]): an instruction issues one dispatch after the one before it, when
+//!   its unit (integer, fp32, fp64, special function, conversions; each takes a warp
+//!   instruction every `32 / (results per clock per SM / schedulers)` cycles, side by side) is
+//!   free and its operands are ready; an instruction after a branch waits until the branch has
+//!   resolved (the integer latency). The comp operation holds the warp's scheduler for its
+//!   dispatches or its busiest unit, whichever is longer, and the warp until its last result is
+//!   ready: a dependent chain costs the sum of its latencies, independent chains overlap.
+//!   IEEE fp32/fp64 divide, reciprocal and square root are their SASS sequences (a special-
+//!   function seed and a dependent fma chain). A global or local access holds the SM's load/store path for
 //!   its transfer time (sectors through L1, missing sectors at the DRAM rate per SM) and the warp
 //!   for the expected latency of its sectors (L1 hit, L2 hit, DRAM by the cache simulation),
 //!   see *Memory latency and active warps* below. A shared
@@ -48,7 +55,7 @@
 use crate::device::latencies::Resolved as LatencyTable;
 use crate::device::occupancy::{occupancy, BlockResources};
 use crate::device::Device;
-use crate::emulate::Emulation;
+use crate::emulate::{Emulation, InstrRegs, NO_REG};
 use crate::error::{Error, Result};
 use crate::memory::cache::{self, CacheResult};
 use crate::model::bounds;
@@ -173,38 +180,140 @@ impl Costs {
     }
 }
 
+/// The units that execute non-memory warp instructions, side by side: integer, fp32, fp64,
+/// special functions, 32-bit and 64-bit conversions (the classes of `bounds::unit_rate`).
+const PIPES: usize = 6;
+const INT: u8 = 0;
+const FP32: u8 = 1;
+const FP64: u8 = 2;
+const SFU: u8 = 3;
+/// Instructions no unit of [`PIPES`] executes (constant and parameter operands): dispatch only.
+const NO_PIPE: u8 = u8::MAX;
+
+/// The dependent fma steps of an IEEE fp32 divide after its reciprocal seed, as ptxas emits it
+/// for sm_52 and sm_86 (checked with the toolchain's cuobjdump): `MUFU.RCP`, `FCHK`, five
+/// `FFMA`, a branch around the slow path; reciprocal and square root take three or four.
+pub const FP32_SEQUENCE_FMAS: f64 = 5.0;
+/// The same for fp64: `MUFU.RCP64H`, then eight dependent `DFMA`/`DMUL` (sm_86).
+pub const FP64_SEQUENCE_FMAS: f64 = 8.0;
+
+/// One step of an instruction on the scoreboard: its latency from issue to result, the unit it
+/// holds and for how many cycles, the scheduler dispatches it takes (a SASS sequence lumped
+/// into one step takes several) and how many more cycles pass before the warp's next dispatch
+/// (a branch: a GPU fetches the next instruction once the branch has resolved, after its
+/// latency). A step after the first waits for the one before it.
+#[derive(Debug, Clone, Copy)]
+struct Step {
+    latency: f64,
+    cycles: f64,
+    unit: u8,
+    dispatches: f64,
+    resolve: f64,
+}
+
+/// The steps of an instruction class (the second is absent when its `dispatches` is zero).
+type ClassCost = [Step; 2];
+
+const NONE: Step = Step {
+    latency: 0.0,
+    cycles: 0.0,
+    unit: NO_PIPE,
+    dispatches: 0.0,
+    resolve: 0.0,
+};
+
+/// What a non-memory instruction of class `c` costs: its dependent-issue latency, the cycles it
+/// holds its unit (`32 / (results per clock per SM / schedulers)`, at least one) and the unit;
+/// IEEE divide, reciprocal and square root as their SASS sequences.
 fn class_costs(
     l: &crate::device::latencies::Latencies,
     schedulers: f64,
     c: LatencyClass,
-) -> (f64, f64) {
+) -> ClassCost {
     let issue = |per_clk_sm: f64| (32.0 / (per_clk_sm / schedulers).max(1e-9)).max(1.0);
+    let one = |latency: f64, cycles: f64, unit: u8| {
+        [
+            Step {
+                latency,
+                cycles,
+                unit,
+                dispatches: 1.0,
+                resolve: 0.0,
+            },
+            NONE,
+        ]
+    };
+    let int = issue(l.int_per_clk_sm);
+    // A branch resolves after the integer latency; the next instruction is dispatched then.
+    let branch = Step {
+        resolve: (l.int - 1.0).max(0.0),
+        ..one(l.int, int, INT)[0]
+    };
+    let (fp32, fp64, sfu) = (
+        issue(l.fp32_per_clk_sm),
+        issue(l.fp64_per_clk_sm),
+        issue(l.sfu_per_clk_sm),
+    );
     match c {
-        LatencyClass::Int | LatencyClass::Branch | LatencyClass::Other | LatencyClass::Warp => {
-            (l.int, issue(l.int_per_clk_sm))
-        }
-        LatencyClass::IntMul => (l.int_mul, issue(l.int_per_clk_sm)),
-        LatencyClass::IntDiv => (l.int_div, issue(l.int_per_clk_sm) * 8.0),
-        LatencyClass::Fp32 => (l.fp32, issue(l.fp32_per_clk_sm)),
-        LatencyClass::Fp64 => (l.fp64, issue(l.fp64_per_clk_sm)),
-        LatencyClass::Special => (l.special, issue(l.sfu_per_clk_sm)),
-        LatencyClass::Convert => (l.convert, issue(l.convert_per_clk_sm)),
-        LatencyClass::Convert64 => (l.convert, issue(l.convert64_per_clk_sm)),
-        LatencyClass::Param | LatencyClass::ConstLoad => (l.const_, 1.0),
-        LatencyClass::Barrier => (0.0, 1.0),
+        LatencyClass::Branch => [branch, NONE],
+        LatencyClass::Int | LatencyClass::Other | LatencyClass::Warp => one(l.int, int, INT),
+        LatencyClass::IntMul => one(l.int_mul, int, INT),
+        LatencyClass::IntDiv => one(l.int_div, int * 8.0, INT),
+        LatencyClass::Fp32 => one(l.fp32, fp32, FP32),
+        LatencyClass::Fp64 => one(l.fp64, fp64, FP64),
+        LatencyClass::Special => one(l.special, sfu, SFU),
+        // The seed on the special-function unit with the range check, then the dependent fma
+        // chain and the branch around the slow path.
+        LatencyClass::Fp32Sequence => [
+            Step {
+                latency: l.special,
+                cycles: sfu,
+                unit: SFU,
+                dispatches: 2.0,
+                resolve: 0.0,
+            },
+            Step {
+                latency: FP32_SEQUENCE_FMAS * l.fp32,
+                cycles: FP32_SEQUENCE_FMAS * fp32,
+                unit: FP32,
+                dispatches: FP32_SEQUENCE_FMAS + 1.0,
+                resolve: branch.resolve,
+            },
+        ],
+        LatencyClass::Fp64Sequence => [
+            Step {
+                latency: l.special,
+                cycles: sfu,
+                unit: SFU,
+                dispatches: 2.0,
+                resolve: 0.0,
+            },
+            Step {
+                latency: FP64_SEQUENCE_FMAS * l.fp64,
+                cycles: FP64_SEQUENCE_FMAS * fp64,
+                unit: FP64,
+                dispatches: FP64_SEQUENCE_FMAS + 1.0,
+                resolve: branch.resolve,
+            },
+        ],
+        LatencyClass::Convert => one(l.convert, issue(l.convert_per_clk_sm), 4),
+        LatencyClass::Convert64 => one(l.convert, issue(l.convert64_per_clk_sm), 5),
+        LatencyClass::Param | LatencyClass::ConstLoad => one(l.const_, 1.0, NO_PIPE),
+        LatencyClass::Barrier => one(0.0, 1.0, NO_PIPE),
         // Memory classes are timed by the memory path; this is their issue slot.
-        _ => (l.int, 1.0),
+        _ => one(l.int, 1.0, NO_PIPE),
     }
 }
 
 /// Compresses one warp's trace into simulation operations.
 pub fn compress(
     w: &WarpTrace,
+    regs: &[InstrRegs],
     hits: &[cache::AccessHits],
     lat: &crate::device::latencies::Latencies,
     costs: &Costs,
 ) -> Vec<SimOp> {
-    let mut c = Compressor::new(w, lat, costs);
+    let mut c = Compressor::new(w, regs, lat, costs);
     c.advance(hits, usize::MAX);
     c.finish()
 }
@@ -214,18 +323,21 @@ pub fn compress(
 #[derive(Debug)]
 pub struct Compressor<'a> {
     w: &'a WarpTrace,
+    /// Registers each instruction reads and writes (`Emulation::regs`); an instruction without
+    /// an entry waits for the one before it.
+    regs: &'a [InstrRegs],
     lat: &'a crate::device::latencies::Latencies,
     memory_latency_scale: f64,
     dram_cycles_per_sector: f64,
     l2_cycles_per_sector: f64,
-    /// (dependent latency, scheduler cycles) by the class's discriminant (`LatencyClass` is
-    /// `repr(u8)` with fewer than 32 values).
-    table: [(f64, f64); 32],
+    /// The steps of each class by its discriminant (`LatencyClass` is `repr(u8)` with fewer
+    /// than 32 values).
+    table: [ClassCost; 32],
     /// The next trace instruction.
     pos: usize,
-    /// The comp operation being gathered.
-    occ: f64,
-    latn: f64,
+    /// The comp operation being gathered: the in-order issue of its instructions on the
+    /// warp's clock and the cycles of the scheduler and its units (see [`Scoreboard`]).
+    board: Scoreboard,
     last_was_load: bool,
     out: Vec<SimOp>,
 }
@@ -233,24 +345,25 @@ pub struct Compressor<'a> {
 impl<'a> Compressor<'a> {
     pub fn new(
         w: &'a WarpTrace,
+        regs: &'a [InstrRegs],
         lat: &'a crate::device::latencies::Latencies,
         costs: &Costs,
     ) -> Self {
         let s = f64::from(costs.schedulers.max(1));
-        let mut table = [(0.0f64, 0.0f64); 32];
+        let mut table = [[NONE; 2]; 32];
         for c in CLASSES {
             table[*c as usize] = class_costs(lat, s, *c);
         }
         Self {
             w,
+            regs,
             lat,
             memory_latency_scale: costs.memory_latency_scale,
             dram_cycles_per_sector: costs.dram_cycles_per_sector,
             l2_cycles_per_sector: costs.l2_cycles_per_sector,
             table,
             pos: 0,
-            occ: 0.0,
-            latn: 0.0,
+            board: Scoreboard::new(regs),
             last_was_load: false,
             // At most a comp before each request, and barriers are rare.
             out: Vec::with_capacity(2 * w.accesses.len() + 4),
@@ -258,13 +371,9 @@ impl<'a> Compressor<'a> {
     }
 
     fn flush(&mut self) {
-        if self.occ > 0.0 || self.latn > 0.0 {
-            self.out.push(SimOp::Comp {
-                occupy: self.occ,
-                latency: self.latn,
-            });
-            self.occ = 0.0;
-            self.latn = 0.0;
+        let (occupy, latency) = self.board.end_run();
+        if occupy > 0.0 || latency > 0.0 {
+            self.out.push(SimOp::Comp { occupy, latency });
         }
     }
 
@@ -273,23 +382,21 @@ impl<'a> Compressor<'a> {
     pub fn advance(&mut self, hits: &[cache::AccessHits], known: usize) {
         let (w, lat) = (self.w, self.lat);
         loop {
-            // Most instructions are neither memory accesses nor barriers: add their cycles to
-            // the comp operation being gathered (in locals: a running sum kept in `self` would
-            // wait on its own store every instruction).
-            let (mut occ, mut latn, mut pos) = (self.occ, self.latn, self.pos);
+            // Most instructions are neither memory accesses nor barriers: they join the comp
+            // operation being gathered.
+            let mut pos = self.pos;
             while let Some(op) = w.ops.get(pos) {
                 if op.access != TraceOp::NO_ACCESS || op.latency == LatencyClass::Barrier {
                     break;
                 }
-                let (l, i) = self.table[op.latency as usize & 31];
-                occ += i;
-                latn += l;
+                let cost = &self.table[op.latency as usize & 31];
+                self.board.issue(self.regs.get(op.instr as usize), cost);
                 pos += 1;
             }
             if pos > self.pos {
                 self.last_was_load = false;
             }
-            (self.occ, self.latn, self.pos) = (occ, latn, pos);
+            self.pos = pos;
             let Some(op) = w.ops.get(self.pos) else {
                 return;
             };
@@ -391,9 +498,8 @@ impl<'a> Compressor<'a> {
                     });
                 }
                 (c, _) => {
-                    let (l, i) = self.table[c as usize & 31];
-                    self.occ += i;
-                    self.latn += l;
+                    let cost = &self.table[c as usize & 31];
+                    self.board.issue(self.regs.get(op.instr as usize), cost);
                 }
             }
         }
@@ -411,6 +517,115 @@ impl<'a> Compressor<'a> {
     pub fn finish(mut self) -> Vec<SimOp> {
         self.flush();
         self.out
+    }
+}
+
+/// The in-order issue of a warp's non-memory instructions. An instruction issues when the one
+/// before it has been dispatched (one cycle), its unit is free (each unit of [`PIPES`] takes a
+/// warp instruction every `32 / (lanes per scheduler)` cycles, and units work side by side) and
+/// its operands are ready (the dependent-issue latency of the instruction that wrote them), as a
+/// scoreboard does; the instruction after a branch is dispatched once the branch has resolved.
+/// A run of such instructions (a comp operation) holds the warp until its last
+/// result is ready, so a chain of dependent instructions costs the sum of their latencies and
+/// independent ones (an unrolled loop over several points or accumulators) overlap; it holds
+/// the scheduler for its dispatches or its busiest unit, whichever is longer, so that the warps
+/// of a scheduler share its units. Registers written by memory accesses are ready when the run
+/// starts: the access before the run held the warp until then.
+///
+/// Times are on one clock per warp that never goes back, so results of earlier runs are never
+/// later than a new run's start and need no clearing.
+#[derive(Debug)]
+struct Scoreboard {
+    /// When each register's value is ready (warp clock, cycles).
+    ready: Vec<f64>,
+    /// Start of the run being gathered.
+    start: f64,
+    /// When the next instruction may be dispatched.
+    dispatch_free: f64,
+    /// When each unit takes its next instruction of this warp.
+    unit_free: [f64; PIPES],
+    /// Dispatches and unit cycles of the run.
+    dispatches: f64,
+    unit_cycles: [f64; PIPES],
+    /// When the last result of the run is ready.
+    end: f64,
+    /// When the previous instruction's result is ready (for instructions without registers).
+    previous: f64,
+}
+
+impl Scoreboard {
+    fn new(regs: &[InstrRegs]) -> Self {
+        let registers = regs
+            .iter()
+            .flat_map(|r| r.dst.iter().chain(&r.src))
+            .filter(|&&x| x != NO_REG)
+            .map(|&x| usize::from(x) + 1)
+            .max()
+            .unwrap_or(0);
+        Self {
+            ready: vec![0.0; registers],
+            start: 0.0,
+            dispatch_free: 0.0,
+            unit_free: [0.0; PIPES],
+            dispatches: 0.0,
+            unit_cycles: [0.0; PIPES],
+            end: 0.0,
+            previous: 0.0,
+        }
+    }
+
+    /// Issues one instruction: its steps one after the other, the first when its operands
+    /// are ready.
+    #[inline]
+    fn issue(&mut self, regs: Option<&InstrRegs>, cost: &ClassCost) {
+        let mut ready = match regs {
+            Some(r) => r
+                .src
+                .iter()
+                .filter(|&&x| x != NO_REG)
+                .fold(self.start, |t, &x| t.max(self.ready[usize::from(x)])),
+            None => self.previous,
+        };
+        for s in cost.iter().take_while(|s| s.dispatches > 0.0) {
+            let mut t = self.dispatch_free.max(ready);
+            if let Some(u) = self.unit_free.get_mut(usize::from(s.unit)) {
+                t = t.max(*u);
+                *u = t + s.cycles;
+                self.unit_cycles[usize::from(s.unit)] += s.cycles;
+            }
+            self.dispatch_free = t + s.dispatches + s.resolve;
+            self.dispatches += s.dispatches;
+            ready = t + s.latency;
+        }
+        if let Some(r) = regs {
+            for &x in r.dst.iter().filter(|&&x| x != NO_REG) {
+                self.ready[usize::from(x)] = ready;
+            }
+        }
+        self.previous = ready;
+        self.end = self.end.max(ready);
+    }
+
+    /// Ends the run: (scheduler cycles, cycles from its start until its last result is ready);
+    /// the next run starts then.
+    fn end_run(&mut self) -> (f64, f64) {
+        let occupy = self
+            .unit_cycles
+            .iter()
+            .fold(self.dispatches, |a, &b| a.max(b));
+        let end = self
+            .unit_free
+            .iter()
+            .fold(self.end.max(self.dispatch_free), |a, &b| a.max(b));
+        let latency = end - self.start;
+        self.start = end;
+        self.dispatch_free = end;
+        self.unit_free = [end; PIPES];
+        self.dispatches = 0.0;
+        self.unit_cycles = [0.0; PIPES];
+        self.previous = end;
+        self.end = end;
+        (occupy, latency)
     }
 }
 
@@ -436,6 +651,8 @@ const CLASSES: &[LatencyClass] = &[
     LatencyClass::Atomic,
     LatencyClass::Warp,
     LatencyClass::Other,
+    LatencyClass::Fp32Sequence,
+    LatencyClass::Fp64Sequence,
 ];
 
 /// Everything the model computed besides the time.
@@ -709,6 +926,7 @@ pub fn run_with(
         if overlap {
             let ((c, ops), (cache, traffic), (aps, costs)) = overlapped_round(
                 &sim_warps,
+                &em.regs,
                 n_rep,
                 &caches,
                 l,
@@ -730,7 +948,7 @@ pub fn run_with(
             let programs: Vec<Vec<SimOp>> = sim_warps[..n_rep]
                 .iter()
                 .zip(&cache.hits)
-                .map(|(w, h)| compress(w, h, l, &costs))
+                .map(|(w, h)| compress(w, &em.regs, h, l, &costs))
                 .collect();
             let mut programs = round::Programs::complete(&programs);
             let cycles = round::simulate(&mut programs, n_round as usize, schedulers);
@@ -770,7 +988,7 @@ pub fn run_with(
             let programs: Vec<Vec<SimOp>> = sim_warps[..n_rep]
                 .iter()
                 .zip(&cache.hits)
-                .map(|(w, h)| compress(w, h, l, &c))
+                .map(|(w, h)| compress(w, &em.regs, h, l, &c))
                 .collect();
             round::simulate(
                 &mut round::Programs::complete(&programs),
@@ -1105,8 +1323,10 @@ const OVERLAP_PIECE_REQUESTS: usize = 256;
 /// too, once the caches are done, while the round still runs.
 ///
 /// Returns ((pipeline cycles, operations), (caches, traffic), (activations per sector, costs)).
+#[allow(clippy::too_many_arguments)]
 fn overlapped_round(
     warps: &[&WarpTrace],
+    regs: &[InstrRegs],
     n_rep: usize,
     caches: &CacheSetup,
     lat: &crate::device::latencies::Latencies,
@@ -1144,7 +1364,7 @@ fn overlapped_round(
                     if let Some(c) = &costs {
                         compressors = warps[..n_rep]
                             .iter()
-                            .map(|w| Compressor::new(w, lat, c))
+                            .map(|w| Compressor::new(w, regs, lat, c))
                             .collect();
                     }
                 }
@@ -1610,7 +1830,7 @@ mod tests {
             l2,
             dram: 0.0,
         }];
-        compress(&w, &hits, &lat.values, &Costs::new(4, 0.0, 1.0))
+        compress(&w, &[], &hits, &lat.values, &Costs::new(4, 0.0, 1.0))
     }
 
     /// A 32-lane, 4-byte load in `space` of `sectors` sectors, `lines` lines and `ways` bank
@@ -1745,7 +1965,7 @@ mod tests {
             let progs: Vec<Vec<SimOp>> = warps
                 .iter()
                 .zip(&cache.hits)
-                .map(|(w, h)| compress(w, h, &lat.values, &costs))
+                .map(|(w, h)| compress(w, &em.regs, h, &lat.values, &costs))
                 .collect();
             for blocks in [1, 3, 8] {
                 let fast = simulate_round(&progs, blocks, 4);
@@ -1968,6 +2188,95 @@ mod tests {
         let tx2 = catalogue::find("Jetson TX2").unwrap();
         let r = run_on(tx2, launch, &em, res, &for_device(tx2).unwrap()).unwrap();
         assert_eq!(r.dram_activations_per_sector, 0.0);
+    }
+
+    /// The comp operations of one warp of `body` (PTX instructions between stores to
+    /// `[%rd1]`; `%f1` and `%r1` are set before the first store) on `device`.
+    fn comp_runs(
+        device: &str,
+        body: &str,
+    ) -> (Vec<(f64, f64)>, crate::device::latencies::Latencies) {
+        use crate::emulate::{emulate, LaunchDims, Options};
+        let text = format!(
+            ".version 7.0\n.target sm_75\n.address_size 64\n\
+             .visible .entry k(.param .u64 out)\n{{\n\
+             .reg .f32 %f<32>;\n.reg .b32 %r<32>;\n.reg .f64 %fd<8>;\n.reg .b64 %rd<4>;\n\
+             ld.param.u64 %rd1, [out];\nmov.f32 %f1, 0f3F800000;\nmov.u32 %r1, 3;\n\
+             st.global.f32 [%rd1], %f1;\n{body}\nret;\n}}\n"
+        );
+        let (m, _) = kerneltime_ptx::parse(&text);
+        let launch = LaunchDims {
+            grid: [1, 1, 1],
+            block: [32, 1, 1],
+        };
+        let args = vec![crate::emulate::KernelArg::new(
+            "0",
+            crate::emulate::ArgValue::Int(1 << 20),
+        )];
+        let em = emulate(&m, "k", launch, &args, Options::default()).unwrap();
+        let d = crate::device::catalogue::find(device).unwrap();
+        let lat = crate::device::latencies::for_device(d).unwrap().values;
+        let w = &em.warps[0];
+        let hits = vec![cache::AccessHits::default(); w.accesses.len()];
+        let runs = compress(w, &em.regs, &hits, &lat, &Costs::new(4, 0.0, 1.0))
+            .into_iter()
+            .filter_map(|op| match op {
+                SimOp::Comp { occupy, latency } => Some((occupy, latency)),
+                _ => None,
+            })
+            .collect();
+        (runs, lat)
+    }
+
+    #[test]
+    fn independent_instructions_overlap_and_units_work_side_by_side() {
+        // Turing: fp32 and int at 64 per clock per SM on 4 schedulers, so each unit takes a warp
+        // instruction every 2 cycles, and the scheduler dispatches one per cycle.
+        let body = "fma.rn.f32 %f2, %f1, %f1, %f1;\nfma.rn.f32 %f3, %f1, %f1, %f1;\n\
+                    fma.rn.f32 %f4, %f1, %f1, %f1;\nfma.rn.f32 %f5, %f1, %f1, %f1;\n\
+                    st.global.f32 [%rd1], %f2;\n\
+                    fma.rn.f32 %f6, %f1, %f1, %f1;\nfma.rn.f32 %f7, %f6, %f1, %f1;\n\
+                    fma.rn.f32 %f8, %f7, %f1, %f1;\nfma.rn.f32 %f9, %f8, %f1, %f1;\n\
+                    st.global.f32 [%rd1], %f9;\n\
+                    fma.rn.f32 %f10, %f1, %f1, %f1;\nadd.s32 %r2, %r1, 1;\n\
+                    fma.rn.f32 %f11, %f1, %f1, %f1;\nadd.s32 %r3, %r1, 2;\n\
+                    st.global.f32 [%rd1], %f10;";
+        let (runs, lat) = comp_runs("GeForce RTX 2080 Ti", body);
+        assert_eq!((lat.fp32_per_clk_sm, lat.int_per_clk_sm), (64.0, 64.0));
+        let f = lat.fp32;
+        // runs[0] is the parameter load and the moves; then the three runs of the body.
+        // Four independent fmas: issued at 0, 2, 4, 6 (the fp32 unit), the last ready at 6 + f.
+        assert_eq!(runs[1], (8.0, 6.0 + f));
+        // Four dependent fmas: each waits for the one before, 4 f.
+        assert_eq!(runs[2], (8.0, 4.0 * f));
+        // fma, add, fma, add: dispatched at 0, 1, 2, 3 on two units; 4 scheduler cycles, not
+        // the 8 of one shared unit.
+        assert_eq!(runs[3], (4.0, (2.0 + f).max(3.0 + lat.int).max(5.0)));
+    }
+
+    #[test]
+    fn ieee_division_is_its_instruction_sequence() {
+        // div.rn.f32 on Turing: the reciprocal seed (3 dispatches with the range check and its
+        // branch, the SFU at 16 per clock per SM = 8 cycles), then 5 dependent fmas (2 cycles
+        // each on the fp32 unit).
+        let (runs, lat) = comp_runs(
+            "GeForce RTX 2080 Ti",
+            "div.rn.f32 %f2, %f1, %f1;\nst.global.f32 [%rd1], %f2;\n\
+             div.approx.f32 %f3, %f1, %f1;\nst.global.f32 [%rd1], %f3;\n\
+             div.rn.f64 %fd2, %fd1, %fd1;\nst.global.f64 [%rd1], %fd2;",
+        );
+        assert_eq!(lat.sfu_per_clk_sm, 16.0);
+        let (occupy, latency) = runs[1];
+        assert_eq!(occupy, 10.0, "max(8 dispatches, SFU 8, fp32 5 x 2)");
+        assert_eq!(latency, lat.special + 5.0 * lat.fp32);
+        // The approximate divide is one special-function instruction.
+        assert_eq!(runs[2], (8.0, lat.special));
+        // fp64: the seed, then 8 dependent fp64 fmas at the fp64 rate (2 per clock per SM on
+        // Turing: 64 cycles each), so the fp64 unit is the longer wait.
+        let fp64 = 32.0 / (lat.fp64_per_clk_sm / 4.0);
+        assert_eq!(fp64, 64.0);
+        let chain = (8.0 * lat.fp64).max(8.0 * fp64);
+        assert_eq!(runs[3], (8.0 * fp64, lat.special + chain));
     }
 
     #[test]
