@@ -6,7 +6,7 @@
 //! - Traces: every block of the round replays the warps of the most representative sampled block
 //!   (the interior class). Runs of non-memory instructions form one *comp* operation (Fig 2's
 //!   "comp"), timed by an in-order scoreboard over the registers each instruction reads and
-//!   writes ([`Scoreboard`]): an instruction issues one dispatch after the one before it, when
+//!   writes (`Scoreboard`): an instruction issues one dispatch after the one before it, when
 //!   its unit (integer, fp32, fp64, special function, conversions; each takes a warp
 //!   instruction every `32 / (results per clock per SM / schedulers)` cycles, side by side) is
 //!   free and its operands are ready; an instruction after a branch waits until the branch has
