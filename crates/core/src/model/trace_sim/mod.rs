@@ -14,13 +14,12 @@
 //!   dispatches or its busiest unit, whichever is longer, and the warp until its last result is
 //!   ready: a dependent chain costs the sum of its latencies, independent chains overlap.
 //!   IEEE fp32/fp64 divide, reciprocal and square root are their SASS sequences (a special-
-//!   function seed and a dependent fma chain). A global or local access holds the SM's load/store path for
-//!   its transfer time (sectors through L1, missing sectors at the DRAM rate per SM) and the warp
-//!   for the expected latency of its sectors (L1 hit, L2 hit, DRAM by the cache simulation),
-//!   see *Memory latency and active warps* below. A shared
-//!   access holds the shared-memory path for one 128-byte wavefront per conflict way, at the
-//!   architecture's `shared_bytes_per_clk_sm`. A barrier waits for
-//!   every unfinished warp of its block. Global loads issued back to back merge into one
+//!   function seed and a dependent fma chain). A global or local access holds the SM's
+//!   load/store path for its transfer time (sectors through L1, missing sectors at the DRAM
+//!   rate per SM) and the warp for the expected latency of its sectors (L1 hit, L2 hit, DRAM by
+//!   the cache simulation), see *Memory latency and active warps* below. A shared access holds
+//!   the shared-memory path for one 128-byte wavefront per conflict way, at the architecture's
+//!   `shared_bytes_per_clk_sm`. A barrier waits for every unfinished warp of its block. Global loads issued back to back merge into one
 //!   operation (their latencies overlap); a load whose address depends on the one before it is
 //!   not told apart, so pointer chasing is timed optimistically.
 //! - Fig 2's rule: before each operation a warp checks the resource; if busy it waits until it
@@ -187,6 +186,8 @@ const INT: u8 = 0;
 const FP32: u8 = 1;
 const FP64: u8 = 2;
 const SFU: u8 = 3;
+const CVT: u8 = 4;
+const CVT64: u8 = 5;
 /// Instructions no unit of [`PIPES`] executes (constant and parameter operands): dispatch only.
 const NO_PIPE: u8 = u8::MAX;
 
@@ -296,8 +297,8 @@ fn class_costs(
                 resolve: branch.resolve,
             },
         ],
-        LatencyClass::Convert => one(l.convert, issue(l.convert_per_clk_sm), 4),
-        LatencyClass::Convert64 => one(l.convert, issue(l.convert64_per_clk_sm), 5),
+        LatencyClass::Convert => one(l.convert, issue(l.convert_per_clk_sm), CVT),
+        LatencyClass::Convert64 => one(l.convert, issue(l.convert64_per_clk_sm), CVT64),
         LatencyClass::Param | LatencyClass::ConstLoad => one(l.const_, 1.0, NO_PIPE),
         LatencyClass::Barrier => one(0.0, 1.0, NO_PIPE),
         // Memory classes are timed by the memory path; this is their issue slot.
