@@ -21,9 +21,7 @@ use crate::emulate::{Emulation, NO_REG};
 use crate::error::{Error, Result};
 use crate::memory::cache::CacheResult;
 use crate::model::puchala::{KernelSpec, PuchalaInputs};
-use crate::model::trace_sim::{
-    self, KernelResources, TraceRun, FP32_SEQUENCE_FMAS, FP64_SEQUENCE_FMAS,
-};
+use crate::model::trace_sim::{self, KernelResources, TraceRun};
 use crate::model::Prediction;
 use crate::workload::analytical::{
     AmatLatencies, HongKimInputs, MwpCwpInputs, RepRounding, SyncFactor, WuInputs,
@@ -74,8 +72,8 @@ fn latency_of(l: &Latencies, c: LatencyClass) -> f64 {
         LatencyClass::Fp32 => l.fp32,
         LatencyClass::Fp64 => l.fp64,
         LatencyClass::Special => l.special,
-        LatencyClass::Fp32Sequence => l.special + FP32_SEQUENCE_FMAS * l.fp32,
-        LatencyClass::Fp64Sequence => l.special + FP64_SEQUENCE_FMAS * l.fp64,
+        LatencyClass::Fp32Sequence => trace_sim::sequence_latency(l, false),
+        LatencyClass::Fp64Sequence => trace_sim::sequence_latency(l, true),
         LatencyClass::Convert => l.convert,
         LatencyClass::Param | LatencyClass::ConstLoad => l.const_,
         _ => l.int,

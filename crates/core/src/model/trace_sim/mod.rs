@@ -198,6 +198,16 @@ pub const FP32_SEQUENCE_FMAS: f64 = 5.0;
 /// The same for fp64: `MUFU.RCP64H`, then eight dependent `DFMA`/`DMUL` (sm_86).
 pub const FP64_SEQUENCE_FMAS: f64 = 8.0;
 
+/// The dependent latency of an IEEE divide, reciprocal or square root: the seed, then the fma
+/// chain (fp32 or fp64).
+pub fn sequence_latency(l: &crate::device::latencies::Latencies, fp64: bool) -> f64 {
+    if fp64 {
+        l.special + FP64_SEQUENCE_FMAS * l.fp64
+    } else {
+        l.special + FP32_SEQUENCE_FMAS * l.fp32
+    }
+}
+
 /// One step of an instruction on the scoreboard: its latency from issue to result, the unit it
 /// holds and for how many cycles, the scheduler dispatches it takes (a SASS sequence lumped
 /// into one step takes several) and how many more cycles pass before the warp's next dispatch
@@ -255,6 +265,26 @@ fn class_costs(
         issue(l.fp64_per_clk_sm),
         issue(l.sfu_per_clk_sm),
     );
+    // The seed on the special-function unit with the range check, then the dependent fma chain
+    // and the branch around the slow path.
+    let sequence = |fmas: f64, fma_latency: f64, fma_cycles: f64, unit: u8| {
+        [
+            Step {
+                latency: l.special,
+                cycles: sfu,
+                unit: SFU,
+                dispatches: 2.0,
+                resolve: 0.0,
+            },
+            Step {
+                latency: fmas * fma_latency,
+                cycles: fmas * fma_cycles,
+                unit,
+                dispatches: fmas + 1.0,
+                resolve: branch.resolve,
+            },
+        ]
+    };
     match c {
         LatencyClass::Branch => [branch, NONE],
         LatencyClass::Int | LatencyClass::Other | LatencyClass::Warp => one(l.int, int, INT),
@@ -263,40 +293,8 @@ fn class_costs(
         LatencyClass::Fp32 => one(l.fp32, fp32, FP32),
         LatencyClass::Fp64 => one(l.fp64, fp64, FP64),
         LatencyClass::Special => one(l.special, sfu, SFU),
-        // The seed on the special-function unit with the range check, then the dependent fma
-        // chain and the branch around the slow path.
-        LatencyClass::Fp32Sequence => [
-            Step {
-                latency: l.special,
-                cycles: sfu,
-                unit: SFU,
-                dispatches: 2.0,
-                resolve: 0.0,
-            },
-            Step {
-                latency: FP32_SEQUENCE_FMAS * l.fp32,
-                cycles: FP32_SEQUENCE_FMAS * fp32,
-                unit: FP32,
-                dispatches: FP32_SEQUENCE_FMAS + 1.0,
-                resolve: branch.resolve,
-            },
-        ],
-        LatencyClass::Fp64Sequence => [
-            Step {
-                latency: l.special,
-                cycles: sfu,
-                unit: SFU,
-                dispatches: 2.0,
-                resolve: 0.0,
-            },
-            Step {
-                latency: FP64_SEQUENCE_FMAS * l.fp64,
-                cycles: FP64_SEQUENCE_FMAS * fp64,
-                unit: FP64,
-                dispatches: FP64_SEQUENCE_FMAS + 1.0,
-                resolve: branch.resolve,
-            },
-        ],
+        LatencyClass::Fp32Sequence => sequence(FP32_SEQUENCE_FMAS, l.fp32, fp32, FP32),
+        LatencyClass::Fp64Sequence => sequence(FP64_SEQUENCE_FMAS, l.fp64, fp64, FP64),
         LatencyClass::Convert => one(l.convert, issue(l.convert_per_clk_sm), CVT),
         LatencyClass::Convert64 => one(l.convert, issue(l.convert64_per_clk_sm), CVT64),
         LatencyClass::Param | LatencyClass::ConstLoad => one(l.const_, 1.0, NO_PIPE),
