@@ -166,10 +166,12 @@ fn fdtd_o2_counts_boundary_and_interior() {
 
 #[test]
 fn reduce_sum_divergence_and_barriers() {
-    // Per warp w of a 256-thread block (all threads in range): entry 10, load 4, shared store
-    // block 7, 8 tree steps of header 2 + latch 4, body 6 in the steps where 32 w < s
-    // (s = 128, 64, ..., 1): w0 8 steps, w1 2, w2 and w3 1, w4..w7 0; tail test 2; ret 1; warp 0
-    // also runs the final store (4) for lane 0.
+    // ptxas predicates the two short `if` bodies (at most 7 instructions, and not a branch to
+    // `ret`), so their branches are not issued and every warp issues the bodies, with its lanes
+    // off where the condition fails. Per warp of a 256-thread block (all threads in range):
+    // entry 10 - 1 branch, load body 4, shared store block 7, 8 tree steps of header 2 - 1
+    // branch + body 6 + latch 4, tail test 2 (its branch goes to `ret`: a conditional exit, not
+    // predicated), ret 1; warp 0 also runs the final store (4) for lane 0.
     let e = run(
         &fixture("basics.nvcc-sm75.ptx"),
         "reduce_sum",
@@ -178,19 +180,20 @@ fn reduce_sum_divergence_and_barriers() {
         &["2=100000"],
     )
     .unwrap();
-    let base = 10 + 4 + 7 + 8 * 6 + 2 + 1;
-    let want = [
-        base + 8 * 6 + 4,
-        base + 2 * 6,
-        base + 6,
-        base + 6,
-        base,
-        base,
-        base,
-        base,
-    ];
+    let base = 9 + 4 + 7 + 8 * (1 + 6 + 4) + 2 + 1;
+    let mut want = [base; 8];
+    want[0] += 4;
     let got: Vec<u64> = e.block_warps(0).map(|w| w.ops.len() as u64).collect();
     assert_eq!(got, want.to_vec());
+    // A body issued with every lane off makes no request: shared requests are the first store
+    // plus 2 loads and a store in each step the warp has a lane in (warp 0 8 steps and the final
+    // load, warp 1 2 steps, warps 2 and 3 one, warps 4 to 7 none). In the last step lane 0
+    // alone reads words 0 and 1, one aligned 8-byte vector load in SASS (`SharedRun`).
+    let shared: Vec<u64> = e
+        .block_warps(0)
+        .map(|w| w.summary().shared_requests)
+        .collect();
+    assert_eq!(shared, vec![1 + 7 * 3 + 2 + 1, 1 + 2 * 3, 4, 4, 1, 1, 1, 1]);
     // 1 + 8 barriers per warp.
     assert!(e.warps.iter().all(|w| w.summary().barriers == 9));
 }
@@ -336,6 +339,78 @@ fn data_dependent_branch_runs_both_paths_and_is_noted() {
         "{:?}",
         e.notes
     );
+}
+
+const PREDICATED: &str = r#"
+.version 7.0
+.target sm_75
+.address_size 64
+.visible .entry guarded(.param .u64 p, .param .u32 n)
+{
+    .reg .pred %p<2>;
+    .reg .b32 %r<4>;
+    .reg .b64 %rd<2>;
+    .reg .f32 %f<4>;
+    ld.param.u64 %rd1, [p];
+    ld.param.u32 %r2, [n];
+    mov.u32 %r1, %tid.x;
+    setp.ge.u32 %p1, %r1, %r2;
+    @%p1 bra SKIP;
+    add.s32 %r3, %r1, 1;
+    st.global.u32 [%rd1], %r3;
+SKIP:
+    st.global.u32 [%rd1], %r1;
+    ret;
+}
+.visible .entry guarded_div(.param .u64 p, .param .u32 n)
+{
+    .reg .pred %p<2>;
+    .reg .b32 %r<4>;
+    .reg .b64 %rd<2>;
+    .reg .f32 %f<4>;
+    ld.param.u64 %rd1, [p];
+    ld.param.u32 %r2, [n];
+    mov.u32 %r1, %tid.x;
+    setp.ge.u32 %p1, %r1, %r2;
+    @%p1 bra SKIP;
+    cvt.rn.f32.u32 %f1, %r1;
+    div.rn.f32 %f2, %f1, %f1;
+    st.global.f32 [%rd1], %f2;
+SKIP:
+    st.global.u32 [%rd1], %r1;
+    ret;
+}
+"#;
+
+#[test]
+fn short_if_bodies_are_predicated_and_divides_are_not() {
+    // `guarded`: 4 instructions, the branch, a body of 2, then the store and ret. ptxas
+    // predicates the body (2 <= 7 instructions), so the branch is not issued and a warp whose
+    // lanes all skip it still issues it, without a memory request: 4 + 2 + 2 = 8 with n = 0
+    // (every lane skips), n = 16 (half) and n = 32 (none).
+    for (n, stores) in [(0, 1), (16, 2), (32, 2)] {
+        let e = run(
+            PREDICATED,
+            "guarded",
+            [1, 1, 1],
+            [32, 1, 1],
+            &[&format!("1={n}")],
+        )
+        .unwrap();
+        assert_eq!(counts(&e), vec![8], "n = {n}");
+        assert_eq!(
+            e.warps[0].summary().global_store_requests,
+            stores,
+            "n = {n}"
+        );
+    }
+    // `guarded_div`: the IEEE divide is a branch to a slow path in SASS, so the `if` stays a
+    // branch: with every lane skipping, 4 + the branch + store + ret = 7; with every lane in
+    // it, 4 + 1 + 3 + 2 = 10.
+    let e = run(PREDICATED, "guarded_div", [1, 1, 1], [32, 1, 1], &["1=0"]).unwrap();
+    assert_eq!(counts(&e), vec![7]);
+    let e = run(PREDICATED, "guarded_div", [1, 1, 1], [32, 1, 1], &["1=32"]).unwrap();
+    assert_eq!(counts(&e), vec![10]);
 }
 
 #[test]

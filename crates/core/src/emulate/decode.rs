@@ -219,7 +219,19 @@ pub struct DBlock {
     pub line: u32,
     /// The immediate post-dominator, or the function's `block_end` for its exit.
     pub ipdom: usize,
+    /// The block ends in a guarded forward branch over a short straight-line body that ptxas
+    /// predicates instead of branching ([`PREDICATION_THRESHOLD`]): the branch is not issued,
+    /// and a warp whose lanes all skip the body still issues it with every lane off.
+    pub predicated: bool,
 }
+
+/// The longest body (PTX instructions) of a guarded forward branch that the emulator takes as
+/// predicated: the CUDA C++ Best Practices Guide ("Branch Predication") says the compiler
+/// replaces a branch with predicated instructions only when the instructions it controls are at
+/// most 7 when it expects many divergent warps, 4 otherwise. The emulator does not tell the two
+/// cases apart and takes 7. A body ending in the kernel's `ret` is not counted: ptxas makes it a
+/// conditional exit.
+pub const PREDICATION_THRESHOLD: usize = 7;
 
 /// Where a formal parameter or return value of a function lives in its frame.
 #[derive(Debug, Clone, PartialEq)]
@@ -285,6 +297,56 @@ pub struct Decoded {
     pub calls: Vec<DCall>,
     /// Calls that are not followed: (line, what is called, why).
     pub unfollowed: Vec<(u32, String, &'static str)>,
+}
+
+/// Whether block `b` of `cfg` ends in a guarded branch that skips exactly block `b + 1` (an
+/// `if` without `else`, whose body only `b` enters and which falls through to the branch
+/// target), the body holds no control flow, barrier or call and at most
+/// [`PREDICATION_THRESHOLD`] instructions, and the target is not the function's `ret`. IEEE
+/// divide/square-root sequences and integer division are branches in SASS (a slow path), so a
+/// body holding one is not predicated.
+fn predicated_branch(
+    dec: &Decoded,
+    cfg: &Cfg<'_>,
+    inst_base: usize,
+    b: usize,
+    ipdom: usize,
+) -> bool {
+    let (Some(blk), Some(body)) = (cfg.blocks.get(b), cfg.blocks.get(b + 1)) else {
+        return false;
+    };
+    let Some(last) = blk
+        .end
+        .checked_sub(1)
+        .and_then(|k| dec.insts.get(inst_base + k))
+    else {
+        return false;
+    };
+    let t = b + 2;
+    if last.op != OpK::Bra || last.guard.is_none() || ipdom != t || blk.succs.len() != 2 {
+        return false;
+    }
+    if !blk.succs.contains(&t) || body.preds != [b] || body.succs != [t] {
+        return false;
+    }
+    let len = body.end - body.start;
+    let plain = (body.start..body.end).all(|k| {
+        dec.insts.get(inst_base + k).is_some_and(|d| {
+            !matches!(
+                d.op,
+                OpK::Bra | OpK::Ret | OpK::Call | OpK::Bar | OpK::BrxIdx
+            ) && !matches!(
+                d.latency,
+                LatencyClass::Fp32Sequence | LatencyClass::Fp64Sequence | LatencyClass::IntDiv
+            )
+        })
+    });
+    let exits = cfg
+        .blocks
+        .get(t)
+        .and_then(|tb| dec.insts.get(inst_base + tb.start))
+        .is_some_and(|d| d.op == OpK::Ret);
+    len > 0 && len <= PREDICATION_THRESHOLD && plain && !exits
 }
 
 fn special(name: &str) -> Option<Special> {
@@ -821,11 +883,13 @@ fn decode_function<'m>(
             .flatten()
             .filter(|&p| p <= n)
             .unwrap_or(n);
+        let predicated = predicated_branch(dec, cfg, inst_base, b, ipdom);
         dec.blocks.push(DBlock {
             start: inst_base + blk.start,
             end: inst_base + blk.end,
             line: blk.line,
             ipdom: block_start + ipdom,
+            predicated,
         });
         // Back edges as `loops::find_loops` defines them: to a block that dominates the source.
         if cfg.idom.get(b).copied().flatten().is_some() {

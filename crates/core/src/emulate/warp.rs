@@ -389,7 +389,12 @@ impl<'a> Emulator<'a> {
                 };
                 match d.op {
                     OpK::Bra => {
-                        st.trace.ops.push(op);
+                        // ptxas predicates a short `if` body instead of branching over it, so
+                        // the branch itself is not issued.
+                        let predicated = blk.predicated && d.guard.is_some();
+                        if !predicated {
+                            st.trace.ops.push(op);
+                        }
                         let Some(target) = d.target else {
                             return Err(Error::invalid(
                                 "ptx",
@@ -445,7 +450,13 @@ impl<'a> Emulator<'a> {
                             }
                             (exec, (active & !exec) | guard_unknown)
                         };
-                        if d.guard.is_none() || fall == 0 {
+                        if predicated && fall == 0 {
+                            // Every lane skips the body, and the warp issues it with every
+                            // lane's predicate off.
+                            let body = self.dec.blocks[b + 1];
+                            self.issue_predicated_off(body.start..body.end, &mut st.trace);
+                            next = target;
+                        } else if d.guard.is_none() || fall == 0 {
                             next = target;
                         } else if taken == 0 {
                             next = b + 1;
@@ -570,6 +581,27 @@ impl<'a> Emulator<'a> {
             }
         }
         Ok(Stop::Returned(exited))
+    }
+
+    /// Issues instructions `range` with every lane's predicate off: each takes its issue slot,
+    /// and (the CUDA C++ Best Practices Guide, "Branch Predication") instructions with a false
+    /// predicate neither write results nor evaluate addresses or read operands, so a memory
+    /// instruction makes no request and is timed as one integer issue.
+    fn issue_predicated_off(&mut self, range: std::ops::Range<usize>, trace: &mut WarpTrace) {
+        self.launch_steps = self.launch_steps.saturating_add(range.len() as u64);
+        for k in range {
+            let d = &self.dec.insts[k];
+            let latency = if d.latency.is_memory() {
+                LatencyClass::Int
+            } else {
+                d.latency
+            };
+            trace.ops.push(TraceOp {
+                instr: k as u32,
+                latency,
+                access: TraceOp::NO_ACCESS,
+            });
+        }
     }
 
     /// The value a hinted global buffer holds at `addr` for a load of `ty`.
