@@ -44,6 +44,13 @@ pub struct Latencies {
     pub fp32_per_clk_sm: f64,
     pub fp64_per_clk_sm: f64,
     pub int_per_clk_sm: f64,
+    /// 32-bit integer multiply and multiply-add (`mul.lo`, `mad.lo`) SASS instructions per
+    /// clock per SM (CUDA programming guide throughput table; below the add rate on 2.x and
+    /// 3.x, where fewer lanes multiply).
+    pub int_mul_per_clk_sm: f64,
+    /// SASS instructions per 32-bit integer multiply: 1 where the hardware multiplies 32 bits
+    /// (IMAD), 3 on 5.x and 6.x (XMAD, XMAD.MRG, XMAD.PSL: 16-bit multiplies).
+    pub int_mul_instructions: f64,
     /// Special-function results (rcp, rsqrt, lg2, ex2, sin, cos) per clock per SM.
     pub sfu_per_clk_sm: f64,
     /// What one launch adds to a kernel's time on the GPU timeline: the time per launch of an
@@ -101,6 +108,8 @@ pub const FIELDS: &[&str] = &[
     "fp32_per_clk_sm",
     "fp64_per_clk_sm",
     "int_per_clk_sm",
+    "int_mul_per_clk_sm",
+    "int_mul_instructions",
     "sfu_per_clk_sm",
     "launch_overhead_us",
     "dram_efficiency",
@@ -145,6 +154,8 @@ impl Latencies {
             "fp32_per_clk_sm" => &mut self.fp32_per_clk_sm,
             "fp64_per_clk_sm" => &mut self.fp64_per_clk_sm,
             "int_per_clk_sm" => &mut self.int_per_clk_sm,
+            "int_mul_per_clk_sm" => &mut self.int_mul_per_clk_sm,
+            "int_mul_instructions" => &mut self.int_mul_instructions,
             "sfu_per_clk_sm" => &mut self.sfu_per_clk_sm,
             "launch_overhead_us" => &mut self.launch_overhead_us,
             "dram_efficiency" => &mut self.dram_efficiency,

@@ -1314,6 +1314,15 @@ fn decode_one(i: &Instruction, cfg: &Cfg, cx: &mut Ctx, block_start: usize) -> D
             LatencyClass::Fp32Sequence
         };
     }
+    // A multiply by a power of two is a shift (SHL, or LEA/ISCADD into an add) in SASS.
+    if latency == LatencyClass::IntMul
+        && matches!(op, OpK::Mul | OpK::Mad)
+        && srcs[..2]
+            .iter()
+            .any(|s| matches!(s, Src::Imm(v) if v.is_power_of_two()))
+    {
+        latency = LatencyClass::Int;
+    }
     DInst {
         op,
         ty,

@@ -127,7 +127,8 @@ impl LowerBound {
 /// Results per clock per SM of the unit that executes a latency class (None: the issue rate).
 pub fn unit_rate(lat: &Latencies, c: LatencyClass) -> Option<f64> {
     Some(match c {
-        LatencyClass::Int | LatencyClass::IntMul | LatencyClass::Branch => lat.int_per_clk_sm,
+        LatencyClass::Int | LatencyClass::Branch => lat.int_per_clk_sm,
+        LatencyClass::IntMul => lat.int_mul_per_clk_sm / lat.int_mul_instructions.max(1.0),
         LatencyClass::Fp32 => lat.fp32_per_clk_sm,
         LatencyClass::Fp64 => lat.fp64_per_clk_sm,
         LatencyClass::Special => lat.sfu_per_clk_sm,

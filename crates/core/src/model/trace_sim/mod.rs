@@ -288,7 +288,18 @@ fn class_costs(
     match c {
         LatencyClass::Branch => [branch, NONE],
         LatencyClass::Int | LatencyClass::Other | LatencyClass::Warp => one(l.int, int, INT),
-        LatencyClass::IntMul => one(l.int_mul, int, INT),
+        // One IMAD, or on 5.x/6.x three XMADs, at the multiply rate.
+        LatencyClass::IntMul => [
+            Step {
+                dispatches: l.int_mul_instructions,
+                ..one(
+                    l.int_mul,
+                    l.int_mul_instructions * issue(l.int_mul_per_clk_sm),
+                    INT,
+                )[0]
+            },
+            NONE,
+        ],
         LatencyClass::IntDiv => one(l.int_div, int * 8.0, INT),
         LatencyClass::Fp32 => one(l.fp32, fp32, FP32),
         LatencyClass::Fp64 => one(l.fp64, fp64, FP64),
@@ -2276,6 +2287,33 @@ mod tests {
         assert_eq!(fp64, 64.0);
         let chain = (8.0 * lat.fp64).max(8.0 * fp64);
         assert_eq!(runs[3], (8.0 * fp64, lat.special + chain));
+    }
+
+    #[test]
+    fn integer_multiply_is_its_architectures_instructions() {
+        // A 32-bit multiply-add, then a multiply by 4 (a shift in SASS), each alone in a run.
+        let body = "mad.lo.s32 %r2, %r1, %r1, %r1;\nst.global.u32 [%rd1], %r2;\n\
+                    mul.wide.s32 %rd2, %r1, 4;\nst.global.u64 [%rd1], %rd2;";
+        // Maxwell (GTX 970): three XMADs at the integer rate of 128 per clock per SM on 4
+        // schedulers (1 cycle each), 13 cycles of dependent latency; the shift is one integer
+        // instruction.
+        let (runs, lat) = comp_runs("GeForce GTX 970", body);
+        assert_eq!((lat.int_mul_instructions, lat.int_per_clk_sm), (3.0, 128.0));
+        assert_eq!(runs[1], (3.0, lat.int_mul));
+        assert_eq!(runs[2], (1.0, lat.int));
+        // Kepler (Tesla K20c): one IMAD, but 32 multiplies per clock per SM: 32 / (32 / 4) = 4
+        // cycles of the integer unit against one dispatch.
+        let (runs, lat) = comp_runs("Tesla K20c", body);
+        assert_eq!(
+            (lat.int_mul_instructions, lat.int_mul_per_clk_sm),
+            (1.0, 32.0)
+        );
+        assert_eq!(runs[1], (4.0, lat.int_mul));
+        assert_eq!(runs[2], (1.0, lat.int));
+        // Turing (RTX 2080 Ti): one IMAD at 64 per clock per SM, 2 cycles like an add.
+        let (runs, lat) = comp_runs("GeForce RTX 2080 Ti", body);
+        assert_eq!(runs[1], (2.0, lat.int_mul));
+        assert_eq!(runs[2], (2.0, lat.int));
     }
 
     #[test]
