@@ -348,8 +348,36 @@ pub struct Compressor<'a> {
     /// The comp operation being gathered: the in-order issue of its instructions on the
     /// warp's clock and the cycles of the scheduler and its units (see [`Scoreboard`]).
     board: Scoreboard,
+    /// Whole comp runs already timed, by their first instruction and length (see
+    /// [`Compressor::run_of`]); empty when the costs are not all exact (see [`exact_steps`]).
+    runs: Vec<CachedRun>,
     last_was_load: bool,
     out: Vec<SimOp>,
+}
+
+/// A comp run timed once: where it first occurred in the trace, its length and what the
+/// scoreboard gave for it.
+#[derive(Debug, Clone, Copy)]
+struct CachedRun {
+    first: u32,
+    len: u32,
+    occupy: f64,
+    latency: f64,
+}
+
+/// Slots of the run cache (direct-mapped; a loop body is a handful of distinct runs).
+const RUN_SLOTS: usize = 64;
+
+/// Whether every step value is a multiple of 1/1024 below 2^16 in magnitude. Then every time on
+/// the scoreboard is a sum of such values, and while the warp's clock stays below 2^40 (and a
+/// run has at most 2^16 instructions) each sum, maximum and difference is exact in `f64`: a
+/// run's (occupy, latency) does not depend on the clock it starts at, bit for bit.
+fn exact_steps(table: &[ClassCost; 32]) -> bool {
+    table.iter().flatten().all(|s| {
+        [s.latency, s.cycles, s.dispatches, s.resolve]
+            .iter()
+            .all(|&v| (v * 1024.0).fract() == 0.0 && v.abs() <= 65536.0)
+    })
 }
 
 impl<'a> Compressor<'a> {
@@ -364,6 +392,17 @@ impl<'a> Compressor<'a> {
         for c in CLASSES {
             table[*c as usize] = class_costs(lat, s, *c);
         }
+        let empty = CachedRun {
+            first: 0,
+            len: 0,
+            occupy: 0.0,
+            latency: 0.0,
+        };
+        let runs = if exact_steps(&table) {
+            vec![empty; RUN_SLOTS]
+        } else {
+            Vec::new()
+        };
         Self {
             w,
             regs,
@@ -374,6 +413,7 @@ impl<'a> Compressor<'a> {
             table,
             pos: 0,
             board: Scoreboard::new(regs),
+            runs,
             last_was_load: false,
             // At most a comp before each request, and barriers are rare.
             out: Vec::with_capacity(2 * w.accesses.len() + 4),
@@ -394,16 +434,15 @@ impl<'a> Compressor<'a> {
         loop {
             // Most instructions are neither memory accesses nor barriers: they join the comp
             // operation being gathered.
-            let mut pos = self.pos;
-            while let Some(op) = w.ops.get(pos) {
-                if op.access != TraceOp::NO_ACCESS || op.latency == LatencyClass::Barrier {
-                    break;
-                }
-                let cost = &self.table[op.latency as usize & 31];
-                self.board.issue(self.regs.get(op.instr as usize), cost);
-                pos += 1;
-            }
-            if pos > self.pos {
+            let begin = self.pos;
+            let pos = w.ops[begin..]
+                .iter()
+                .position(|op| {
+                    op.access != TraceOp::NO_ACCESS || op.latency == LatencyClass::Barrier
+                })
+                .map_or(w.ops.len(), |k| begin + k);
+            if pos > begin {
+                self.run_of(begin, pos);
                 self.last_was_load = false;
             }
             self.pos = pos;
@@ -515,6 +554,59 @@ impl<'a> Compressor<'a> {
         }
     }
 
+    /// Issues the instructions `begin..end` (none a memory access or a barrier). When they are a
+    /// whole run (the scoreboard has nothing of this run yet and the next instruction ends it:
+    /// a global, local or shared access, a barrier or the end of the trace) and the costs are
+    /// exact, the run's result is that of an earlier identical run if there was one (a loop
+    /// body): the scoreboard's registers are all ready by a run's start, so a run's result
+    /// depends only on its instructions.
+    fn run_of(&mut self, begin: usize, end: usize) {
+        let w = self.w;
+        let ends_run = match w.ops.get(end) {
+            None => true,
+            Some(op) if op.latency == LatencyClass::Barrier => true,
+            Some(op) => w
+                .accesses
+                .get(op.access as usize)
+                .is_some_and(|a| a.space != MemSpace::Const),
+        };
+        let len = end - begin;
+        let cacheable = !self.runs.is_empty()
+            && ends_run
+            && self.board.is_fresh()
+            && len <= 1 << 16
+            && self.board.start <= (1u64 << 40) as f64;
+        let seg = &w.ops[begin..end];
+        let slot = if cacheable {
+            let h = (seg[0].instr as usize)
+                .wrapping_mul(0x9E37_79B9)
+                .wrapping_add(len.wrapping_mul(0x85EB_CA6B));
+            let slot = (h >> 16) % RUN_SLOTS;
+            let e = self.runs[slot];
+            if e.len as usize == len && w.ops[e.first as usize..e.first as usize + len] == *seg {
+                self.board.close_with(e.occupy, e.latency);
+                return;
+            }
+            Some(slot)
+        } else {
+            None
+        };
+        for op in seg {
+            let cost = &self.table[op.latency as usize & 31];
+            self.board.issue(self.regs.get(op.instr as usize), cost);
+        }
+        if let Some(slot) = slot {
+            let (occupy, latency) = self.board.end_run();
+            self.board.ended = Some((occupy, latency));
+            self.runs[slot] = CachedRun {
+                first: begin as u32,
+                len: len as u32,
+                occupy,
+                latency,
+            };
+        }
+    }
+
     /// The operations compressed so far that nothing can change any more: all but the last
     /// (a following load may still merge into it).
     pub fn take_settled(&mut self) -> Vec<SimOp> {
@@ -561,6 +653,11 @@ struct Scoreboard {
     end: f64,
     /// When the previous instruction's result is ready (for instructions without registers).
     previous: f64,
+    /// Instructions issued in the run being gathered.
+    issued: u32,
+    /// The result of a run already ended (its result known before the next instruction that
+    /// ends it), which `end_run` hands out.
+    ended: Option<(f64, f64)>,
 }
 
 impl Scoreboard {
@@ -581,13 +678,37 @@ impl Scoreboard {
             unit_cycles: [0.0; PIPES],
             end: 0.0,
             previous: 0.0,
+            issued: 0,
+            ended: None,
         }
+    }
+
+    /// Whether the run being gathered has no instruction yet.
+    fn is_fresh(&self) -> bool {
+        self.issued == 0 && self.ended.is_none()
+    }
+
+    /// Ends a run of known result, as `end_run` would have after issuing its instructions (its
+    /// last result ready `latency` after its start); the next `end_run` returns the result.
+    fn close_with(&mut self, occupy: f64, latency: f64) {
+        let end = self.start + latency;
+        self.start = end;
+        self.dispatch_free = end;
+        self.unit_free = [end; PIPES];
+        self.dispatches = 0.0;
+        self.unit_cycles = [0.0; PIPES];
+        self.previous = end;
+        self.end = end;
+        self.issued = 0;
+        self.ended = Some((occupy, latency));
     }
 
     /// Issues one instruction: its steps one after the other, the first when its operands
     /// are ready.
     #[inline]
     fn issue(&mut self, regs: Option<&InstrRegs>, cost: &ClassCost) {
+        debug_assert!(self.ended.is_none());
+        self.issued += 1;
         let mut ready = match regs {
             Some(r) => r
                 .src
@@ -619,6 +740,9 @@ impl Scoreboard {
     /// Ends the run: (scheduler cycles, cycles from its start until its last result is ready);
     /// the next run starts then.
     fn end_run(&mut self) -> (f64, f64) {
+        if let Some(r) = self.ended.take() {
+            return r;
+        }
         let occupy = self
             .unit_cycles
             .iter()
@@ -635,6 +759,7 @@ impl Scoreboard {
         self.unit_cycles = [0.0; PIPES];
         self.previous = end;
         self.end = end;
+        self.issued = 0;
         (occupy, latency)
     }
 }
@@ -2202,6 +2327,83 @@ mod tests {
 
     /// The comp operations of one warp of `body` (PTX instructions between stores to
     /// `[%rd1]`; `%f1` and `%r1` are set before the first store) on `device`.
+    /// The run cache (a comp run timed once per distinct instruction sequence) gives the
+    /// operations of the scoreboard run instruction by instruction, bit for bit: loops of
+    /// fixture kernels and of IEEE sequences, on devices with exact costs and on ones without
+    /// (a Fermi fp32 rate of 48 per clock: 4/3 cycles; a latency of 4.3 cycles).
+    #[test]
+    fn cached_comp_runs_are_the_scoreboard_s_runs_bit_for_bit() {
+        use crate::emulate::{emulate, KernelArg, LaunchDims, Options};
+        let fix = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/ptx");
+        let div = ".version 7.0\n.target sm_75\n.address_size 64\n\
+            .visible .entry dv(.param .u64 p, .param .u32 n)\n{\n\
+            .reg .pred %p<3>;\n.reg .b32 %r<8>;\n.reg .b64 %rd<6>;\n.reg .f32 %f<8>;\n\
+            .reg .f64 %fd<4>;\nld.param.u64 %rd1, [p];\nld.param.u32 %r2, [n];\n\
+            mov.u32 %r1, %tid.x;\nmul.wide.s32 %rd3, %r1, 4;\nadd.s64 %rd4, %rd1, %rd3;\n\
+            ld.global.f32 %f1, [%rd4];\nmov.u32 %r3, 0;\nmov.f32 %f5, 0f3F800000;\n\
+            LOOP:\ndiv.rn.f32 %f2, %f1, %f5;\nsqrt.rn.f32 %f3, %f2;\n\
+            add.f32 %f5, %f5, %f3;\ncvt.f64.f32 %fd1, %f5;\ndiv.rn.f64 %fd2, %fd1, %fd1;\n\
+            cvt.rn.f32.f64 %f6, %fd2;\nadd.f32 %f5, %f5, %f6;\nadd.s32 %r3, %r3, 1;\n\
+            setp.lt.s32 %p1, %r3, %r2;\n@%p1 bra LOOP;\nst.global.f32 [%rd4], %f5;\n\
+            ret;\n}\n"
+            .to_string();
+        let read = |f: &str| std::fs::read_to_string(format!("{fix}/{f}")).unwrap();
+        let kernels: Vec<(String, &str, [u32; 3], Vec<&str>)> = vec![
+            (
+                read("dwt.nvcc-sm75.ptx"),
+                "dwt_matrix",
+                [128, 1, 1],
+                vec!["3=512", "4=40"],
+            ),
+            (
+                read("fdtd.nvcc-sm75.ptx"),
+                "fdtd_o2",
+                [32, 4, 1],
+                vec!["5=64", "6=8", "7=6"],
+            ),
+            (
+                read("basics.nvcc-sm75.ptx"),
+                "reduce_sum",
+                [256, 1, 1],
+                vec!["2=4096"],
+            ),
+            (div, "dv", [64, 1, 1], vec!["1=20"]),
+        ];
+        let mut checked = 0;
+        for (text, entry, block, args) in &kernels {
+            let (m, _) = kerneltime_ptx::parse(text);
+            let launch = LaunchDims {
+                grid: [2, 1, 1],
+                block: *block,
+            };
+            let args = KernelArg::parse_all(args).unwrap();
+            let em = emulate(&m, entry, launch, &args, Options::default()).unwrap();
+            for device in ["V100", "RTX 3090", "GTX 580"] {
+                let d = crate::device::catalogue::find(device).unwrap();
+                let mut lat = crate::device::latencies::for_device(d).unwrap().values;
+                for int_latency in [lat.int, 4.3] {
+                    lat.int = int_latency;
+                    let costs = Costs::new(d.warp_schedulers_per_sm, 0.0, 1.0);
+                    for w in &em.warps {
+                        let hits = vec![cache::AccessHits::default(); w.accesses.len()];
+                        let cached = compress(w, &em.regs, &hits, &lat, &costs);
+                        let mut c = Compressor::new(w, &em.regs, &lat, &costs);
+                        checked += usize::from(!c.runs.is_empty());
+                        c.runs.clear();
+                        c.advance(&hits, usize::MAX);
+                        let plain = c.finish();
+                        assert_eq!(
+                            format!("{cached:?}"),
+                            format!("{plain:?}"),
+                            "{entry} {device}"
+                        );
+                    }
+                }
+            }
+        }
+        assert!(checked > 0);
+    }
+
     fn comp_runs(
         device: &str,
         body: &str,
