@@ -435,14 +435,22 @@ impl<'a> Compressor<'a> {
             // Most instructions are neither memory accesses nor barriers: they join the comp
             // operation being gathered.
             let begin = self.pos;
-            let pos = w.ops[begin..]
-                .iter()
-                .position(|op| {
-                    op.access != TraceOp::NO_ACCESS || op.latency == LatencyClass::Barrier
-                })
-                .map_or(w.ops.len(), |k| begin + k);
+            let pos = match self.cached_run(begin) {
+                Some(end) => end,
+                None => {
+                    let end = w.ops[begin..]
+                        .iter()
+                        .position(|op| {
+                            op.access != TraceOp::NO_ACCESS || op.latency == LatencyClass::Barrier
+                        })
+                        .map_or(w.ops.len(), |k| begin + k);
+                    if end > begin {
+                        self.run_of(begin, end);
+                    }
+                    end
+                }
+            };
             if pos > begin {
-                self.run_of(begin, pos);
                 self.last_was_load = false;
             }
             self.pos = pos;
@@ -554,51 +562,75 @@ impl<'a> Compressor<'a> {
         }
     }
 
-    /// Issues the instructions `begin..end` (none a memory access or a barrier). When they are a
-    /// whole run (the scoreboard has nothing of this run yet and the next instruction ends it:
-    /// a global, local or shared access, a barrier or the end of the trace) and the costs are
-    /// exact, the run's result is that of an earlier identical run if there was one (a loop
-    /// body): the scoreboard's registers are all ready by a run's start, so a run's result
-    /// depends only on its instructions.
-    fn run_of(&mut self, begin: usize, end: usize) {
-        let w = self.w;
-        let ends_run = match w.ops.get(end) {
+    /// Whether the instruction at `pos` ends a comp run: a global, local or shared access, a
+    /// barrier, or the end of the trace (not a constant-space access, which joins the run).
+    #[inline]
+    fn ends_run(&self, pos: usize) -> bool {
+        match self.w.ops.get(pos) {
             None => true,
             Some(op) if op.latency == LatencyClass::Barrier => true,
-            Some(op) => w
+            Some(op) => self
+                .w
                 .accesses
                 .get(op.access as usize)
                 .is_some_and(|a| a.space != MemSpace::Const),
-        };
+        }
+    }
+
+    /// Whether the run cache may be used for a run starting now: the costs are exact, the
+    /// scoreboard has nothing of this run yet and the warp's clock is below 2^40 cycles (see
+    /// [`exact_steps`]).
+    #[inline]
+    fn cache_usable(&self) -> bool {
+        !self.runs.is_empty() && self.board.is_fresh() && self.board.start <= (1u64 << 40) as f64
+    }
+
+    /// The run cache's slot for runs starting with instruction `instr`.
+    #[inline]
+    fn slot(instr: u32) -> usize {
+        ((instr as usize).wrapping_mul(0x9E37_79B9) >> 8) % RUN_SLOTS
+    }
+
+    /// When the instructions from `begin` on are a whole run timed before (the same
+    /// instructions, then one that ends the run), ends the run with that result and returns
+    /// where it ends. The scoreboard's registers are all ready by a run's start, so a run's
+    /// result depends only on its instructions.
+    #[inline]
+    fn cached_run(&mut self, begin: usize) -> Option<usize> {
+        let w = self.w;
+        if !self.cache_usable() {
+            return None;
+        }
+        let e = self.runs[Self::slot(w.ops.get(begin)?.instr)];
+        let (first, len) = (e.first as usize, e.len as usize);
+        if len == 0 || w.ops.get(begin..begin + len)? != &w.ops[first..first + len] {
+            return None;
+        }
+        // The same instructions as a run (none an access or a barrier) and one that ends the
+        // run after them: the run is exactly these.
+        if !self.ends_run(begin + len) {
+            return None;
+        }
+        self.board.close_with(e.occupy, e.latency);
+        Some(begin + len)
+    }
+
+    /// Issues the instructions `begin..end` (none a memory access or a barrier) and, when they
+    /// are a whole run (the scoreboard has nothing of this run yet and the instruction at `end`
+    /// ends it) and the costs are exact, keeps its result for a later identical run (a loop
+    /// body; see [`Compressor::cached_run`]).
+    fn run_of(&mut self, begin: usize, end: usize) {
+        let w = self.w;
         let len = end - begin;
-        let cacheable = !self.runs.is_empty()
-            && ends_run
-            && self.board.is_fresh()
-            && len <= 1 << 16
-            && self.board.start <= (1u64 << 40) as f64;
-        let seg = &w.ops[begin..end];
-        let slot = if cacheable {
-            let h = (seg[0].instr as usize)
-                .wrapping_mul(0x9E37_79B9)
-                .wrapping_add(len.wrapping_mul(0x85EB_CA6B));
-            let slot = (h >> 16) % RUN_SLOTS;
-            let e = self.runs[slot];
-            if e.len as usize == len && w.ops[e.first as usize..e.first as usize + len] == *seg {
-                self.board.close_with(e.occupy, e.latency);
-                return;
-            }
-            Some(slot)
-        } else {
-            None
-        };
-        for op in seg {
+        let cacheable = self.cache_usable() && len <= 1 << 16 && self.ends_run(end);
+        for op in &w.ops[begin..end] {
             let cost = &self.table[op.latency as usize & 31];
             self.board.issue(self.regs.get(op.instr as usize), cost);
         }
-        if let Some(slot) = slot {
+        if cacheable {
             let (occupy, latency) = self.board.end_run();
             self.board.ended = Some((occupy, latency));
-            self.runs[slot] = CachedRun {
+            self.runs[Self::slot(w.ops[begin].instr)] = CachedRun {
                 first: begin as u32,
                 len: len as u32,
                 occupy,
