@@ -420,7 +420,13 @@ impl<'a> Compressor<'a> {
         }
     }
 
+    #[inline]
     fn flush(&mut self) {
+        // An empty run (the second of two accesses back to back) ends at its start: nothing to
+        // push, and the scoreboard is already as `end_run` would leave it.
+        if self.board.is_fresh() {
+            return;
+        }
         let (occupy, latency) = self.board.end_run();
         if occupy > 0.0 || latency > 0.0 {
             self.out.push(SimOp::Comp { occupy, latency });
