@@ -12,7 +12,9 @@
 //!   free and its operands are ready; an instruction after a branch waits until the branch has
 //!   resolved (the integer latency). The comp operation holds the warp's scheduler for its
 //!   dispatches or its busiest unit, whichever is longer, and the warp until its last result is
-//!   ready: a dependent chain costs the sum of its latencies, independent chains overlap.
+//!   ready: a dependent chain costs the sum of its latencies, independent chains overlap. A run
+//!   of the same instructions as an earlier one (a loop body) takes that run's result without
+//!   the scoreboard when the costs make it exact (`Compressor::cached_run`).
 //!   IEEE fp32/fp64 divide, reciprocal and square root are their SASS sequences (a special-
 //!   function seed and a dependent fma chain). A global or local access holds the SM's
 //!   load/store path for its transfer time (sectors through L1, missing sectors at the DRAM
@@ -348,8 +350,8 @@ pub struct Compressor<'a> {
     /// The comp operation being gathered: the in-order issue of its instructions on the
     /// warp's clock and the cycles of the scheduler and its units (see [`Scoreboard`]).
     board: Scoreboard,
-    /// Whole comp runs already timed, by their first instruction and length (see
-    /// [`Compressor::run_of`]); empty when the costs are not all exact (see [`exact_steps`]).
+    /// Whole comp runs already timed, by their first instruction (see
+    /// [`Compressor::cached_run`]); empty when the costs are not all exact (see [`exact_steps`]).
     runs: Vec<CachedRun>,
     last_was_load: bool,
     out: Vec<SimOp>,
@@ -2363,12 +2365,11 @@ mod tests {
         assert_eq!(r.dram_activations_per_sector, 0.0);
     }
 
-    /// The comp operations of one warp of `body` (PTX instructions between stores to
-    /// `[%rd1]`; `%f1` and `%r1` are set before the first store) on `device`.
     /// The run cache (a comp run timed once per distinct instruction sequence) gives the
     /// operations of the scoreboard run instruction by instruction, bit for bit: loops of
     /// fixture kernels and of IEEE sequences, on devices with exact costs and on ones without
-    /// (a Fermi fp32 rate of 48 per clock: 4/3 cycles; a latency of 4.3 cycles).
+    /// (the GTX 560 Ti: 48 fp32 results per clock on two schedulers, 4/3 cycles each; a
+    /// latency of 4.3 cycles).
     #[test]
     fn cached_comp_runs_are_the_scoreboard_s_runs_bit_for_bit() {
         use crate::emulate::{emulate, KernelArg, LaunchDims, Options};
@@ -2416,7 +2417,7 @@ mod tests {
             };
             let args = KernelArg::parse_all(args).unwrap();
             let em = emulate(&m, entry, launch, &args, Options::default()).unwrap();
-            for device in ["V100", "RTX 3090", "GTX 580"] {
+            for device in ["V100", "RTX 3090", "GTX 560 Ti"] {
                 let d = crate::device::catalogue::find(device).unwrap();
                 let mut lat = crate::device::latencies::for_device(d).unwrap().values;
                 for int_latency in [lat.int, 4.3] {
@@ -2442,6 +2443,8 @@ mod tests {
         assert!(checked > 0);
     }
 
+    /// The comp operations of one warp of `body` (PTX instructions between stores to
+    /// `[%rd1]`; `%f1` and `%r1` are set before the first store) on `device`.
     fn comp_runs(
         device: &str,
         body: &str,
