@@ -229,8 +229,8 @@ pub struct DBlock {
 /// predicated: the CUDA C++ Best Practices Guide ("Branch Predication") says the compiler
 /// replaces a branch with predicated instructions only when the instructions it controls are at
 /// most 7 when it expects many divergent warps, 4 otherwise. The emulator does not tell the two
-/// cases apart and takes 7. A body ending in the kernel's `ret` is not counted: ptxas makes it a
-/// conditional exit.
+/// cases apart and takes 7. A branch straight to the kernel's `ret` is not taken as predicated:
+/// ptxas makes it a conditional exit.
 pub const PREDICATION_THRESHOLD: usize = 7;
 
 /// Where a formal parameter or return value of a function lives in its frame.

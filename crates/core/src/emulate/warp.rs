@@ -1,11 +1,11 @@
 //! One block's warps running the kernel: a SIMT stack per warp with reconvergence at immediate
 //! post-dominators, guard predicates, unknown-predicate branches (wang2019's conservative rule,
 //! or the best case), short `if` bodies predicated as ptxas compiles them (`DBlock::predicated`:
-//! the branch is not issued and every warp issues the body), memory accesses with coalescing and bank conflicts, the values kept in
-//! shared and local memory and read from hinted buffers, atomics, and the step budget. The
-//! warps of a block run in turn up to each barrier, so that what one warp stores in shared
-//! memory before a barrier is there for every warp after it. The result is one `WarpTrace` per
-//! warp.
+//! the branch is not issued and every warp issues the body), memory accesses with coalescing
+//! and bank conflicts, the values kept in shared and local memory and read from hinted buffers,
+//! atomics, and the step budget. The warps of a block run in turn up to each barrier, so that
+//! what one warp stores in shared memory before a barrier is there for every warp after it. The
+//! result is one `WarpTrace` per warp.
 //!
 //! Calls into `.func`s are followed by `frame` (each call runs the callee's own SIMT stack on
 //! the calling lanes, with its own registers and parameter space; a barrier inside a called
