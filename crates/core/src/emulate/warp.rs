@@ -391,8 +391,9 @@ impl<'a> Emulator<'a> {
                 match d.op {
                     OpK::Bra => {
                         // ptxas predicates a short `if` body instead of branching over it, so
-                        // the branch itself is not issued.
-                        let predicated = blk.predicated && d.guard.is_some();
+                        // the branch itself is not issued (`predicated` is only set on blocks
+                        // ending in a guarded branch).
+                        let predicated = blk.predicated;
                         if !predicated {
                             st.trace.ops.push(op);
                         }

@@ -21,9 +21,10 @@
 //!   rate per SM) and the warp for the expected latency of its sectors (L1 hit, L2 hit, DRAM by
 //!   the cache simulation), see *Memory latency and active warps* below. A shared access holds
 //!   the shared-memory path for one 128-byte wavefront per conflict way, at the architecture's
-//!   `shared_bytes_per_clk_sm`. A barrier waits for every unfinished warp of its block. Global loads issued back to back merge into one
-//!   operation (their latencies overlap); a load whose address depends on the one before it is
-//!   not told apart, so pointer chasing is timed optimistically.
+//!   `shared_bytes_per_clk_sm`. A barrier waits for every unfinished warp of its block. Global
+//!   loads issued back to back merge into one operation (their latencies overlap); a load whose
+//!   address depends on the one before it is not told apart, so pointer chasing is timed
+//!   optimistically.
 //! - Fig 2's rule: before each operation a warp checks the resource; if busy it waits until it
 //!   frees, then locks it and reports the operation's latency; the timer advances to the smallest
 //!   pending report (an event queue ordered by time, ties by warp). Requests are served in the
@@ -636,8 +637,7 @@ impl<'a> Compressor<'a> {
             self.board.issue(self.regs.get(op.instr as usize), cost);
         }
         if cacheable {
-            let (occupy, latency) = self.board.end_run();
-            self.board.ended = Some((occupy, latency));
+            let (occupy, latency) = self.board.settle();
             self.runs[Self::slot(w.ops[begin].instr)] = CachedRun {
                 first: begin as u32,
                 len: len as u32,
@@ -731,7 +731,21 @@ impl Scoreboard {
     /// Ends a run of known result, as `end_run` would have after issuing its instructions (its
     /// last result ready `latency` after its start); the next `end_run` returns the result.
     fn close_with(&mut self, occupy: f64, latency: f64) {
-        let end = self.start + latency;
+        self.restart_at(self.start + latency);
+        self.ended = Some((occupy, latency));
+    }
+
+    /// Ends the run now and keeps its result for the next `end_run` (the run is known to be
+    /// whole before the instruction that ends it is reached).
+    fn settle(&mut self) -> (f64, f64) {
+        let r = self.end_run();
+        self.ended = Some(r);
+        r
+    }
+
+    /// Starts the next run at `end`: every unit, the dispatcher and the previous result free
+    /// then, nothing issued.
+    fn restart_at(&mut self, end: f64) {
         self.start = end;
         self.dispatch_free = end;
         self.unit_free = [end; PIPES];
@@ -740,7 +754,6 @@ impl Scoreboard {
         self.previous = end;
         self.end = end;
         self.issued = 0;
-        self.ended = Some((occupy, latency));
     }
 
     /// Issues one instruction: its steps one after the other, the first when its operands
@@ -792,14 +805,7 @@ impl Scoreboard {
             .iter()
             .fold(self.end.max(self.dispatch_free), |a, &b| a.max(b));
         let latency = end - self.start;
-        self.start = end;
-        self.dispatch_free = end;
-        self.unit_free = [end; PIPES];
-        self.dispatches = 0.0;
-        self.unit_cycles = [0.0; PIPES];
-        self.previous = end;
-        self.end = end;
-        self.issued = 0;
+        self.restart_at(end);
         (occupy, latency)
     }
 }
