@@ -166,6 +166,7 @@ pub fn run(a: &TraceArgs) -> Result<()> {
             "sampled_blocks": em.sampled_blocks,
             "warps": warps,
             "wave_blocks": em.wave,
+            "above_block": em.above,
             "unknown_data": em.unknown,
             "data_dependence": em.data_dependence,
             "notes": em.notes,

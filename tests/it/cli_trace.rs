@@ -39,13 +39,18 @@ fn trace_json_lists_warps_in_launch_order() {
     ]);
     let warps = v["warps"].as_array().unwrap();
     // 6 sampled classes plus the blocks emulated beside the representative one for the L2
-    // (`wave_blocks`), 4 warps each.
+    // (`wave_blocks`) and the one a grid row before it (`above_block`), 4 warps each.
     let blocks = v["sampled_blocks"].as_array().unwrap();
     let classes = blocks.iter().filter(|b| b["represents"] != 0).count();
     assert_eq!(classes, 6);
     let wave = v["wave_blocks"].as_array().unwrap();
+    // The representative block is 16 (x 0, y 8) of a grid 2 blocks wide.
+    assert_eq!(v["above_block"], 14);
     for b in blocks.iter().filter(|b| b["represents"] == 0) {
-        assert!(wave.contains(&b["linear"]), "{b}");
+        assert!(
+            wave.contains(&b["linear"]) || b["linear"] == v["above_block"],
+            "{b}"
+        );
     }
     assert_eq!(warps.len(), 4 * blocks.len());
     for key in [

@@ -156,8 +156,15 @@ fn fdtd_o2_counts_boundary_and_interior() {
     assert_eq!(&e.wave[..2], &[16, 17]);
     let order: Vec<u64> = e.sampled_blocks.iter().map(|b| b.linear).collect();
     assert!(order.windows(2).all(|p| p[0] < p[1]), "{order:?}");
+    // And the block one grid row (2 blocks) before the representative one, for what it
+    // leaves in the L2.
+    assert_eq!(e.above, Some(16 - 2));
     for b in e.sampled_blocks.iter().filter(|b| b.represents == 0) {
-        assert!(e.wave.contains(&b.linear) && b.class == "wave", "{b:?}");
+        assert!(
+            (e.wave.contains(&b.linear) && b.class == "wave")
+                || (e.above == Some(b.linear) && b.class == "above"),
+            "{b:?}"
+        );
     }
     assert_eq!(e.warps.len(), 4 * e.sampled_blocks.len());
     let represented: u64 = e.sampled_blocks.iter().map(|b| b.represents).sum();

@@ -40,7 +40,8 @@
 //! after the representative block run at the same time on other SMs and share the L2 with it:
 //! up to [`Options::wave_blocks`] of them are emulated too (within
 //! [`Options::wave_budget_instructions`]) and listed in [`Emulation::wave`]; they stand for no
-//! other block.
+//! other block. So is the block launched one grid row earlier ([`Emulation::above`], within the
+//! same budget): a block's neighbour in y, whose reads a stencil or a matrix product repeats.
 //!
 //! What it does NOT do: follow indirect calls, jump tables, or global stores; compute atomics'
 //! results or texture layouts; time anything (that is `model::trace_sim`).
@@ -166,6 +167,10 @@ pub struct Emulation {
     /// Linear indices of the emulated blocks that run at the same time as the representative
     /// block, the representative first (see the module doc).
     pub wave: Vec<u64>,
+    /// The emulated block launched one grid row (`gridDim.x` blocks) before the representative
+    /// one, when the grid has more than one row: what it read may still be in the L2 when the
+    /// representative block reads its own neighbouring rows (see the module doc).
+    pub above: Option<u64>,
     /// How unknown data were read.
     pub unknown: UnknownData,
     /// What depended on unknown data.
@@ -327,6 +332,7 @@ pub fn emulate_with(
     // The blocks launched right after the representative one share the L2 with it.
     let mut wave = Vec::new();
     let mut added = 0;
+    let (mut above, mut above_added) = (None, 0);
     if let Some(rep) = representative(&blocks).cloned() {
         wave.push(rep.linear);
         let cost: u64 = warps
@@ -367,11 +373,36 @@ pub fn emulate_with(
             wave.push(lin);
             added += 1;
         }
+        // The block one grid row earlier: a stencil's or a matrix product's neighbour in y.
+        let gx = u64::from(launch.grid[0]);
+        if rep.linear >= gx {
+            let lin = rep.linear - gx;
+            if blocks.iter().any(|b| b.linear == lin) {
+                above = Some(lin);
+            } else if cost <= budget {
+                let g = launch.grid;
+                let block = [
+                    (lin % gx) as u32,
+                    ((lin / gx) % u64::from(g[1])) as u32,
+                    (lin / (gx * u64::from(g[1]))) as u32,
+                ];
+                let traces = em.run_block(block)?;
+                keep(traces, &mut warps, &mut notes);
+                blocks.push(SampledBlock {
+                    block,
+                    linear: lin,
+                    represents: 0,
+                    class: "above".into(),
+                });
+                above = Some(lin);
+                above_added = 1;
+            }
+        }
     }
     // Launch order: the wave blocks among the sampled ones.
     blocks.sort_by_key(|b| b.linear);
     warps.sort_by_key(|w| w.block_linear);
-    let sampled = blocks.len() - added;
+    let sampled = blocks.len() - added - above_added;
     notes.push(format!(
         "emulated {} warps of {sampled} sampled blocks out of {} blocks ({} warps per block)",
         warps.len(),
@@ -382,6 +413,12 @@ pub fn emulate_with(
         notes.push(format!(
             "emulated {added} more blocks launched right after the representative block {} (they run at the same time and share the L2)",
             wave[0]
+        ));
+    }
+    if let Some(a) = above {
+        notes.push(format!(
+            "emulated block {a}, launched one grid row ({} blocks) before the representative block, for what it leaves in the L2",
+            launch.grid[0]
         ));
     }
     let mut dd = DataDependence::default();
@@ -400,6 +437,7 @@ pub fn emulate_with(
         notes,
         regs: dec.insts.iter().map(instr_regs).collect(),
         wave,
+        above,
         unknown: opts.unknown,
         data_dependence: dd,
     })

@@ -467,6 +467,17 @@ impl<'a> CacheSim<'a> {
         }
     }
 
+    /// Leaves `sectors` (in the order they were touched) in the L2 as a block that ran before
+    /// the simulated ones would have: they count as neither hits nor misses, and move no DRAM
+    /// sector in the result.
+    pub fn warm_l2(&mut self, sectors: &[u64]) {
+        let (hits, misses) = (self.l2.hits, self.l2.misses);
+        for &s in sectors {
+            self.l2.access(s);
+        }
+        (self.l2.hits, self.l2.misses) = (hits, misses);
+    }
+
     /// Requests of warp `k` simulated so far.
     pub fn done(&self, k: usize) -> usize {
         self.done[k]

@@ -19,12 +19,16 @@
 //!   function seed and a dependent fma chain). A global or local access holds the SM's
 //!   load/store path for its transfer time (sectors through L1, missing sectors at the DRAM
 //!   rate per SM) and the warp for the expected latency of its sectors (L1 hit, L2 hit, DRAM by
-//!   the cache simulation), see *Memory latency and active warps* below. A shared access holds
-//!   the shared-memory path for one 128-byte wavefront per conflict way, at the architecture's
-//!   `shared_bytes_per_clk_sm`. A barrier waits for every unfinished warp of its block. Global
-//!   loads issued back to back merge into one operation (their latencies overlap); a load whose
-//!   address depends on the one before it is not told apart, so pointer chasing is timed
-//!   optimistically.
+//!   the cache simulation), see *Memory latency and active warps* below. The cache simulation
+//!   runs the representative block with the wave blocks launched right after it (an L1 each,
+//!   the L2 scaled to their share of the resident blocks); when the block one grid row earlier
+//!   was emulated and a grid row of blocks reads less than the L2 holds, what that block read
+//!   is left in the L2 first (a stencil's or a matrix product's neighbour in y). A shared
+//!   access holds the shared-memory path for one 128-byte wavefront per conflict way, at the
+//!   architecture's `shared_bytes_per_clk_sm`. A barrier waits for every unfinished warp of its
+//!   block. Global loads issued back to back merge into one operation (their latencies
+//!   overlap); a load whose address depends on the one before it is not told apart, so pointer
+//!   chasing is timed optimistically.
 //! - Fig 2's rule: before each operation a warp checks the resource; if busy it waits until it
 //!   frees, then locks it and reports the operation's latency; the timer advances to the smallest
 //!   pending report (an event queue ordered by time, ties by warp). Requests are served in the
@@ -886,6 +890,9 @@ pub struct TraceRun {
     pub resident_blocks: u64,
     /// Blocks whose accesses the cache simulation ran (the representative one first).
     pub wave_blocks_simulated: usize,
+    /// The block one grid row earlier whose reads were left in the L2 before the wave blocks
+    /// ran (`None` when the grid has one row, or a grid row reads more than the L2 holds).
+    pub above_block_in_l2: Option<u64>,
     pub l1_policy: cache::L1Policy,
     /// Local accesses added per warp for the resource report's spills.
     pub spill_accesses_per_warp: f64,
@@ -1024,7 +1031,18 @@ pub fn run_with(
     } else {
         vec![rep.linear]
     };
-    let l2_sim_bytes = (device.l2_cache_bytes as f64 * wave.len() as f64 / resident as f64) as u64;
+    // What the block one grid row earlier read is still in the L2 when the blocks launched
+    // since (a row of the grid) read no more than the L2 holds.
+    let warm_l2 = em
+        .above
+        .filter(|_| {
+            launch_footprint_bytes(em.block_warps(rep.linear)) * u64::from(launch.grid[0])
+                <= device.l2_cache_bytes
+        })
+        .map_or_else(Vec::new, |a| global_sectors_in_order(em.block_warps(a)));
+    let above_block_in_l2 = em.above.filter(|_| !warm_l2.is_empty());
+    let l2_blocks = wave.len() + usize::from(above_block_in_l2.is_some());
+    let l2_sim_bytes = (device.l2_cache_bytes as f64 * l2_blocks as f64 / resident as f64) as u64;
     let memory_latency_scale = rule.scale(device.limits.max_warps_per_sm, warps_in_round);
     // The DRAM activates a row at most every `ns_per_activation` (all channels together).
     let activation = device.dram_activation();
@@ -1092,6 +1110,7 @@ pub fn run_with(
         l1_sectors: (l1_block_bytes / 32) as usize,
         l2_sectors: (l2_sim_bytes / 32) as usize,
         policy,
+        warm_l2,
     };
     let trace_ops: usize = sim_warps[..n_rep].iter().map(|w| w.ops.len()).sum();
     let overlap = match overlap {
@@ -1229,6 +1248,7 @@ pub fn run_with(
         l2_simulated_bytes: l2_sim_bytes,
         resident_blocks: resident,
         wave_blocks_simulated: wave.len(),
+        above_block_in_l2,
         l1_policy: policy,
         spill_accesses_per_warp: if spilled {
             let extra: usize = sim_warps[..n_rep]
@@ -1477,18 +1497,51 @@ struct CacheSetup {
     l1_sectors: usize,
     l2_sectors: usize,
     policy: cache::L1Policy,
+    /// Sectors an earlier block left in the L2 (in the order it touched them).
+    warm_l2: Vec<u64>,
 }
 
 impl CacheSetup {
     fn sim<'a>(&self, warps: &'a [&'a WarpTrace]) -> cache::CacheSim<'a> {
-        cache::CacheSim::with_blocks(
+        let mut sim = cache::CacheSim::with_blocks(
             warps,
             self.l1_of.clone(),
             self.l1_sectors,
             self.l2_sectors,
             self.policy,
-        )
+        );
+        sim.warm_l2(&self.warm_l2);
+        sim
     }
+}
+
+/// The distinct global sectors a block's warps touch, in bytes.
+fn launch_footprint_bytes<'a>(warps: impl Iterator<Item = &'a WarpTrace>) -> u64 {
+    let mut seen: std::collections::HashSet<u64> = std::collections::HashSet::new();
+    for w in warps {
+        for a in w.accesses.iter().filter(|a| a.space == MemSpace::Global) {
+            seen.extend(&w.sector_ids[a.sector_start as usize..a.sector_end as usize]);
+        }
+    }
+    seen.len() as u64 * SECTOR as u64
+}
+
+/// A block's global sectors in the order its warps touch them when they issue one request each
+/// in turn (as the cache simulation interleaves them).
+fn global_sectors_in_order<'a>(warps: impl Iterator<Item = &'a WarpTrace>) -> Vec<u64> {
+    let warps: Vec<&WarpTrace> = warps.collect();
+    let mut out = Vec::new();
+    let longest = warps.iter().map(|w| w.accesses.len()).max().unwrap_or(0);
+    for k in 0..longest {
+        for w in &warps {
+            if let Some(a) = w.accesses.get(k).filter(|a| a.space == MemSpace::Global) {
+                out.extend_from_slice(
+                    &w.sector_ids[a.sector_start as usize..a.sector_end as usize],
+                );
+            }
+        }
+    }
+    out
 }
 
 /// Requests per warp that the cache simulation runs before the compressed operations so far
@@ -1661,6 +1714,7 @@ pub fn predict_with_rule(
         .with("l2_simulated_bytes", r.l2_simulated_bytes)
         .with("resident_blocks", r.resident_blocks)
         .with("wave_blocks_simulated", r.wave_blocks_simulated)
+        .with("above_block_in_l2", r.above_block_in_l2)
         .with("spill_accesses_per_warp", r.spill_accesses_per_warp)
         .with("latency_architecture", lat.architecture.as_str())
         .with(
@@ -1706,7 +1760,7 @@ pub fn predict_with_rule(
         r.launch_overhead_us, lat.architecture
     ));
     p.notes.push(format!(
-        "every block of the round replays sampled block {} (the interior class); caches: its {} warps with an L1 of {} bytes (the SM's {} bytes shared by {n_round} blocks), {}, and an L2 shared with {} more blocks running at the same time ({} bytes: the device's {} bytes x {} / {} resident blocks)",
+        "every block of the round replays sampled block {} (the interior class); caches: its {} warps with an L1 of {} bytes (the SM's {} bytes shared by {n_round} blocks), {}, and an L2 shared with {} more blocks running at the same time{} ({} bytes: the device's {} bytes x {} / {} resident blocks)",
         r.representative_block,
         r.representative_warps,
         r.l1_bytes_per_block,
@@ -1717,9 +1771,12 @@ pub fn predict_with_rule(
             "plain global loads not cached in L1 (only ld.global.nc and local memory are; the architecture's default)"
         },
         r.wave_blocks_simulated.saturating_sub(1),
+        r.above_block_in_l2.map_or_else(String::new, |a| format!(
+            ", after block {a} (one grid row earlier: a grid row reads less than the L2 holds) left what it read there"
+        )),
         r.l2_simulated_bytes,
         device.l2_cache_bytes,
-        r.wave_blocks_simulated,
+        r.wave_blocks_simulated + usize::from(r.above_block_in_l2.is_some()),
         r.resident_blocks
     ));
     p.notes.push(format!(
@@ -2614,5 +2671,95 @@ mod tests {
         // than the 2-warp one although each load's own latency is the same.
         let two = run(80, 64, LatencyRule::Queueing);
         assert!(q.pipeline_cycles > two.pipeline_cycles);
+    }
+
+    /// Each block of 32 threads sums 8 rows of a column strip: block (x, y) reads rows y..y+7
+    /// at columns 32x..32x+31 (a vertical stencil), one 128-byte line per row.
+    const ROW_STENCIL: &str = r#"
+.version 7.0
+.target sm_70
+.address_size 64
+.visible .entry rows(.param .u64 p_in, .param .u64 p_out, .param .u32 p_pitch)
+{
+    .reg .pred %p<2>;
+    .reg .b32 %r<12>;
+    .reg .f32 %f<4>;
+    .reg .b64 %rd<8>;
+    ld.param.u64 %rd1, [p_in];
+    ld.param.u64 %rd2, [p_out];
+    ld.param.u32 %r1, [p_pitch];
+    mov.u32 %r2, %ctaid.x;
+    mov.u32 %r3, %ntid.x;
+    mov.u32 %r4, %tid.x;
+    mad.lo.s32 %r5, %r2, %r3, %r4;
+    mov.u32 %r6, %ctaid.y;
+    mov.f32 %f1, 0f00000000;
+    mov.u32 %r7, 0;
+LOOP:
+    add.s32 %r8, %r6, %r7;
+    mad.lo.s32 %r9, %r8, %r1, %r5;
+    mul.wide.s32 %rd3, %r9, 4;
+    add.s64 %rd4, %rd1, %rd3;
+    ld.global.f32 %f2, [%rd4];
+    add.f32 %f1, %f1, %f2;
+    add.s32 %r7, %r7, 1;
+    setp.lt.s32 %p1, %r7, 8;
+    @%p1 bra LOOP;
+    mad.lo.s32 %r10, %r6, %r1, %r5;
+    mul.wide.s32 %rd5, %r10, 4;
+    add.s64 %rd6, %rd2, %rd5;
+    st.global.f32 [%rd6], %f1;
+    ret;
+}
+"#;
+
+    #[test]
+    fn a_block_finds_in_the_l2_the_rows_the_block_above_read() {
+        use crate::device::catalogue;
+        use crate::device::latencies::for_device;
+        let (m, _) = kerneltime_ptx::parse(ROW_STENCIL);
+        let dev = catalogue::find("V100").unwrap().clone();
+        let lat = for_device(&dev).unwrap();
+        let res = KernelResources {
+            registers_per_thread: 16,
+            ..Default::default()
+        };
+        // The representative block's 8 loads: the fraction of each one's 4 sectors that went
+        // to DRAM.
+        let dram_per_load = |gx: u32| {
+            let pitch = gx * 32;
+            let args = crate::emulate::KernelArg::parse_all(&[&format!("2={pitch}")]).unwrap();
+            let launch = LaunchDims {
+                grid: [gx, 64, 1],
+                block: [32, 1, 1],
+            };
+            let em = emulate(&m, "rows", launch, &args, Options::default()).unwrap();
+            let (_, run) = predict(&dev, &em, res, &lat).unwrap();
+            let loads: Vec<f32> = em.warps[..]
+                .iter()
+                .position(|w| w.block_linear == run.representative_block)
+                .map(|k| {
+                    let w = &em.warps[k];
+                    w.accesses
+                        .iter()
+                        .zip(&run.cache.hits[0])
+                        .filter(|(a, _)| !a.store)
+                        .map(|(_, h)| h.dram)
+                        .collect()
+                })
+                .unwrap();
+            (em.above, run.representative_block, loads)
+        };
+        // 64 blocks a row: the block above ran 64 launches earlier, and 64 blocks' rows
+        // (64 x 8 lines of 128 bytes = 64 KB) fit in the V100's 6 MB L2. Its rows y-1..y+6 are
+        // the representative block's rows y..y+6: those 7 loads hit, the last row comes from
+        // DRAM.
+        let (above, rep, loads) = dram_per_load(64);
+        assert_eq!(above, Some(rep - 64));
+        assert_eq!(loads, [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0]);
+        // 8192 blocks a row: 8192 x 1 KB = 8 MB were read since, more than the L2 holds; every
+        // row comes from DRAM.
+        let (_, _, loads) = dram_per_load(8192);
+        assert_eq!(loads, [1.0; 8]);
     }
 }
