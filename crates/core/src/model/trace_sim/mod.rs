@@ -1036,7 +1036,7 @@ pub fn run_with(
     let warm_l2 = em
         .above
         .filter(|_| {
-            launch_footprint_bytes(em.block_warps(rep.linear)) * u64::from(launch.grid[0])
+            block_footprint_bytes(em.block_warps(rep.linear)) * u64::from(launch.grid[0])
                 <= device.l2_cache_bytes
         })
         .map_or_else(Vec::new, |a| global_sectors_in_order(em.block_warps(a)));
@@ -1516,7 +1516,7 @@ impl CacheSetup {
 }
 
 /// The distinct global sectors a block's warps touch, in bytes.
-fn launch_footprint_bytes<'a>(warps: impl Iterator<Item = &'a WarpTrace>) -> u64 {
+fn block_footprint_bytes<'a>(warps: impl Iterator<Item = &'a WarpTrace>) -> u64 {
     let mut seen: std::collections::HashSet<u64> = std::collections::HashSet::new();
     for w in warps {
         for a in w.accesses.iter().filter(|a| a.space == MemSpace::Global) {
@@ -2735,19 +2735,15 @@ LOOP:
             };
             let em = emulate(&m, "rows", launch, &args, Options::default()).unwrap();
             let (_, run) = predict(&dev, &em, res, &lat).unwrap();
-            let loads: Vec<f32> = em.warps[..]
+            // The cache simulation's first warp is the representative block's only warp.
+            let w = em.block_warps(run.representative_block).next().unwrap();
+            let loads: Vec<f32> = w
+                .accesses
                 .iter()
-                .position(|w| w.block_linear == run.representative_block)
-                .map(|k| {
-                    let w = &em.warps[k];
-                    w.accesses
-                        .iter()
-                        .zip(&run.cache.hits[0])
-                        .filter(|(a, _)| !a.store)
-                        .map(|(_, h)| h.dram)
-                        .collect()
-                })
-                .unwrap();
+                .zip(&run.cache.hits[0])
+                .filter(|(a, _)| !a.store)
+                .map(|(_, h)| h.dram)
+                .collect();
             (em.above, run.representative_block, loads)
         };
         // 64 blocks a row: the block above ran 64 launches earlier, and 64 blocks' rows
