@@ -355,13 +355,7 @@ pub fn emulate_with(
                 break;
             }
             budget -= cost;
-            let g = launch.grid;
-            let (gx, gy) = (u64::from(g[0]), u64::from(g[1]));
-            let block = [
-                (lin % gx) as u32,
-                ((lin / gx) % gy) as u32,
-                (lin / (gx * gy)) as u32,
-            ];
+            let block = sampling::block_at(&launch, lin);
             let traces = em.run_block(block)?;
             keep(traces, &mut warps, &mut notes);
             blocks.push(SampledBlock {
@@ -380,12 +374,7 @@ pub fn emulate_with(
             if blocks.iter().any(|b| b.linear == lin) {
                 above = Some(lin);
             } else if cost <= budget {
-                let g = launch.grid;
-                let block = [
-                    (lin % gx) as u32,
-                    ((lin / gx) % u64::from(g[1])) as u32,
-                    (lin / (gx * u64::from(g[1]))) as u32,
-                ];
+                let block = sampling::block_at(&launch, lin);
                 let traces = em.run_block(block)?;
                 keep(traces, &mut warps, &mut notes);
                 blocks.push(SampledBlock {

@@ -44,6 +44,16 @@ pub fn linear(l: &LaunchDims, b: [u32; 3]) -> u64 {
         + u64::from(l.grid[0]) * (u64::from(b[1]) + u64::from(l.grid[1]) * u64::from(b[2]))
 }
 
+/// The block of a linear index in its grid (x fastest): the inverse of [`linear`].
+pub fn block_at(l: &LaunchDims, linear: u64) -> [u32; 3] {
+    let (gx, gy) = (u64::from(l.grid[0]), u64::from(l.grid[1]));
+    [
+        (linear % gx) as u32,
+        ((linear / gx) % gy) as u32,
+        (linear / (gx * gy)) as u32,
+    ]
+}
+
 /// Which blocks to emulate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Sampling {

@@ -1036,7 +1036,11 @@ pub fn run_with(
     let warm_l2 = em
         .above
         .filter(|_| {
-            block_footprint_bytes(em.block_warps(rep.linear)) * u64::from(launch.grid[0])
+            let footprint: std::collections::HashSet<u64> =
+                global_sectors_in_order(em.block_warps(rep.linear))
+                    .into_iter()
+                    .collect();
+            footprint.len() as u64 * SECTOR as u64 * u64::from(launch.grid[0])
                 <= device.l2_cache_bytes
         })
         .map_or_else(Vec::new, |a| global_sectors_in_order(em.block_warps(a)));
@@ -1513,17 +1517,6 @@ impl CacheSetup {
         sim.warm_l2(&self.warm_l2);
         sim
     }
-}
-
-/// The distinct global sectors a block's warps touch, in bytes.
-fn block_footprint_bytes<'a>(warps: impl Iterator<Item = &'a WarpTrace>) -> u64 {
-    let mut seen: std::collections::HashSet<u64> = std::collections::HashSet::new();
-    for w in warps {
-        for a in w.accesses.iter().filter(|a| a.space == MemSpace::Global) {
-            seen.extend(&w.sector_ids[a.sector_start as usize..a.sector_end as usize]);
-        }
-    }
-    seen.len() as u64 * SECTOR as u64
 }
 
 /// A block's global sectors in the order its warps touch them when they issue one request each
