@@ -77,6 +77,16 @@ pub struct Latencies {
     pub convert_per_clk_sm: f64,
     /// Type conversions from and to 64-bit types, results per clock per SM.
     pub convert64_per_clk_sm: f64,
+    /// 32-bit integer shifts, results per clock per SM (CUDA programming guide throughput
+    /// table, "32-bit integer shift").
+    pub shift_per_clk_sm: f64,
+    /// Compares, minimum and maximum, results per clock per SM (the throughput table's
+    /// "compare, minimum, maximum").
+    pub compare_per_clk_sm: f64,
+    /// `__syncthreads()` (`bar.sync`) per thread per clock per SM (the programming guide's
+    /// "Synchronization Instruction" throughput): a warp's barrier holds its scheduler's share
+    /// for `32 / rate` of the SM's clocks.
+    pub barrier_per_clk_sm: f64,
     /// 128-byte lines (cache tags) of one warp's global or local request the SM's load/store
     /// path handles per clock: a request that touches `k` lines holds it `k / rate` cycles (an
     /// uncoalesced request is replayed once per line).
@@ -120,6 +130,9 @@ pub const FIELDS: &[&str] = &[
     "shared_atomic_conflict_cycles",
     "convert_per_clk_sm",
     "convert64_per_clk_sm",
+    "shift_per_clk_sm",
+    "compare_per_clk_sm",
+    "barrier_per_clk_sm",
     "l1_lines_per_clk_sm",
     "shared_bytes_per_clk_sm",
 ];
@@ -166,6 +179,9 @@ impl Latencies {
             "shared_atomic_conflict_cycles" => &mut self.shared_atomic_conflict_cycles,
             "convert_per_clk_sm" => &mut self.convert_per_clk_sm,
             "convert64_per_clk_sm" => &mut self.convert64_per_clk_sm,
+            "shift_per_clk_sm" => &mut self.shift_per_clk_sm,
+            "compare_per_clk_sm" => &mut self.compare_per_clk_sm,
+            "barrier_per_clk_sm" => &mut self.barrier_per_clk_sm,
             "l1_lines_per_clk_sm" => &mut self.l1_lines_per_clk_sm,
             "shared_bytes_per_clk_sm" => &mut self.shared_bytes_per_clk_sm,
             _ => return None,

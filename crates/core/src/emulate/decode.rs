@@ -1314,6 +1314,13 @@ fn decode_one(i: &Instruction, cfg: &Cfg, cx: &mut Ctx, block_start: usize) -> D
             LatencyClass::Fp32Sequence
         };
     }
+    // A left shift by a constant is scaled-index arithmetic: ptxas folds it with the add that
+    // uses it into one ISCADD (2.x-6.x) or LEA (7.x and later), an add-rate instruction (seen
+    // in the sm_35 and sm_52 SASS of the project's build of the Amaris et al. dotProd kernel).
+    if latency == LatencyClass::Shift && op == OpK::Shl && matches!(srcs.get(1), Some(Src::Imm(_)))
+    {
+        latency = LatencyClass::Int;
+    }
     // A multiply by a power of two is a shift (SHL, or LEA/ISCADD into an add) in SASS.
     if latency == LatencyClass::IntMul
         && matches!(op, OpK::Mul | OpK::Mad)

@@ -125,9 +125,13 @@ impl LowerBound {
 }
 
 /// Results per clock per SM of the unit that executes a latency class (None: the issue rate).
+/// Shifts, compares and branches run on the integer unit at their own rates ([`unit_of`]).
 pub fn unit_rate(lat: &Latencies, c: LatencyClass) -> Option<f64> {
     Some(match c {
         LatencyClass::Int | LatencyClass::Branch => lat.int_per_clk_sm,
+        LatencyClass::Shift => lat.shift_per_clk_sm,
+        LatencyClass::Compare => lat.compare_per_clk_sm,
+        LatencyClass::Barrier => lat.barrier_per_clk_sm,
         LatencyClass::IntMul => lat.int_mul_per_clk_sm / lat.int_mul_instructions.max(1.0),
         LatencyClass::Fp32 => lat.fp32_per_clk_sm,
         LatencyClass::Fp64 => lat.fp64_per_clk_sm,
@@ -136,6 +140,15 @@ pub fn unit_rate(lat: &Latencies, c: LatencyClass) -> Option<f64> {
         LatencyClass::Convert64 => lat.convert64_per_clk_sm,
         _ => return None,
     })
+}
+
+/// The unit a latency class occupies: integer adds, shifts, compares and branches share the
+/// integer unit; every other class of [`unit_rate`] has its own.
+fn unit_of(c: LatencyClass) -> LatencyClass {
+    match c {
+        LatencyClass::Branch | LatencyClass::Shift | LatencyClass::Compare => LatencyClass::Int,
+        c => c,
+    }
 }
 
 /// The most lanes of the whole launch that update one global address atomically. An address
@@ -211,7 +224,7 @@ pub fn launch_work(em: &Emulation, lat: &Latencies) -> Work {
                 w.fp32_lane_ops += r * 32.0;
             }
             if let Some(rate) = unit_rate(lat, op.latency) {
-                *unit_cycles.entry(op.latency).or_default() += r * 32.0 / rate.max(1e-9);
+                *unit_cycles.entry(unit_of(op.latency)).or_default() += r * 32.0 / rate.max(1e-9);
             }
         }
         for a in &t.accesses {

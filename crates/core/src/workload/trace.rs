@@ -15,7 +15,7 @@ use kerneltime_ptx::classify::{Class, Space};
 #[serde(rename_all = "snake_case")]
 #[repr(u8)]
 pub enum LatencyClass {
-    /// Integer add, logic, shifts, compares, predicate logic, moves.
+    /// Integer add and logic, predicate logic, selects, moves.
     Int,
     /// Integer multiply and multiply-add.
     IntMul,
@@ -57,6 +57,12 @@ pub enum LatencyClass {
     /// fp64 divide, reciprocal and square root: a special-function seed refined by a chain of
     /// fp64 fma steps.
     Fp64Sequence,
+    /// 32-bit integer shifts (`shl`, `shr`, `shf`): the programming guide's throughput table
+    /// gives them their own rate, below the add rate on 2.x, 3.x, 5.x and 6.x.
+    Shift,
+    /// Compares, minimum and maximum (`setp`, `set`, integer `min`/`max`): their own rate in the
+    /// throughput table, half the add rate on 5.x and 6.x.
+    Compare,
 }
 
 impl LatencyClass {
@@ -82,12 +88,15 @@ impl LatencyClass {
             Class::IntArith => match opcode {
                 "mul" | "mad" | "mul24" | "mad24" | "sad" => LatencyClass::IntMul,
                 "div" | "rem" => LatencyClass::IntDiv,
+                "shl" | "shr" | "shf" => LatencyClass::Shift,
+                "min" | "max" => LatencyClass::Compare,
                 _ => LatencyClass::Int,
             },
             Class::Fp16Arith | Class::Fp32Arith | Class::Fma16 | Class::Fma32 => LatencyClass::Fp32,
             Class::Fp64Arith | Class::Fma64 => LatencyClass::Fp64,
             Class::Special => LatencyClass::Special,
             Class::Convert => LatencyClass::Convert,
+            Class::Compare if matches!(opcode, "setp" | "set") => LatencyClass::Compare,
             Class::Move | Class::Compare => LatencyClass::Int,
             Class::Branch => LatencyClass::Branch,
             Class::Barrier => LatencyClass::Barrier,

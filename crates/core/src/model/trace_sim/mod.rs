@@ -295,6 +295,10 @@ fn class_costs(
     match c {
         LatencyClass::Branch => [branch, NONE],
         LatencyClass::Int | LatencyClass::Other | LatencyClass::Warp => one(l.int, int, INT),
+        // Shifts and compares take the integer unit at their own rate (half the add rate on
+        // 5.x and 6.x, a fifth of it for 3.0 shifts).
+        LatencyClass::Shift => one(l.int, issue(l.shift_per_clk_sm), INT),
+        LatencyClass::Compare => one(l.int, issue(l.compare_per_clk_sm), INT),
         // One IMAD, or on 5.x/6.x three XMADs, at the multiply rate.
         LatencyClass::IntMul => [
             Step {
@@ -316,7 +320,8 @@ fn class_costs(
         LatencyClass::Convert => one(l.convert, issue(l.convert_per_clk_sm), CVT),
         LatencyClass::Convert64 => one(l.convert, issue(l.convert64_per_clk_sm), CVT64),
         LatencyClass::Param | LatencyClass::ConstLoad => one(l.const_, 1.0, NO_PIPE),
-        LatencyClass::Barrier => one(0.0, 1.0, NO_PIPE),
+        // The barrier instruction's own issue: the scheduler's share of the SM's barrier rate.
+        LatencyClass::Barrier => one(0.0, issue(l.barrier_per_clk_sm), NO_PIPE),
         // Memory classes are timed by the memory path; this is their issue slot.
         _ => one(l.int, 1.0, NO_PIPE),
     }
@@ -483,6 +488,13 @@ impl<'a> Compressor<'a> {
             match (op.latency, acc) {
                 (LatencyClass::Barrier, _) => {
                     self.flush();
+                    // The warp issues the barrier (its scheduler busy for the barrier rate's
+                    // share), then waits for the rest of its block.
+                    let issue = self.table[LatencyClass::Barrier as usize & 31][0].cycles;
+                    self.out.push(SimOp::Comp {
+                        occupy: issue,
+                        latency: issue,
+                    });
                     self.out.push(SimOp::Barrier);
                 }
                 (_, Some(a)) if matches!(a.space, MemSpace::Global | MemSpace::Local) => {
@@ -838,6 +850,8 @@ const CLASSES: &[LatencyClass] = &[
     LatencyClass::Other,
     LatencyClass::Fp32Sequence,
     LatencyClass::Fp64Sequence,
+    LatencyClass::Shift,
+    LatencyClass::Compare,
 ];
 
 /// Everything the model computed besides the time.
@@ -2509,7 +2523,7 @@ mod tests {
         let text = format!(
             ".version 7.0\n.target sm_75\n.address_size 64\n\
              .visible .entry k(.param .u64 out)\n{{\n\
-             .reg .f32 %f<32>;\n.reg .b32 %r<32>;\n.reg .f64 %fd<8>;\n.reg .b64 %rd<4>;\n\
+             .reg .pred %p<8>;\n.reg .f32 %f<32>;\n.reg .b32 %r<32>;\n.reg .f64 %fd<8>;\n.reg .b64 %rd<4>;\n\
              ld.param.u64 %rd1, [out];\nmov.f32 %f1, 0f3F800000;\nmov.u32 %r1, 3;\n\
              st.global.f32 [%rd1], %f1;\n{body}\nret;\n}}\n"
         );
@@ -2613,6 +2627,90 @@ mod tests {
         let (runs, lat) = comp_runs("GeForce RTX 2080 Ti", body);
         assert_eq!(runs[1], (2.0, lat.int_mul));
         assert_eq!(runs[2], (2.0, lat.int));
+    }
+
+    #[test]
+    fn shifts_and_compares_issue_at_their_own_rates() {
+        // Four independent right shifts, then four independent compares, then four left
+        // shifts by a constant (scaled-index arithmetic: ISCADD/LEA at the add rate), each
+        // group alone in a run. A unit of `rate` results per clock per SM on 4 schedulers takes
+        // a warp instruction every 32 / (rate / 4) cycles (at least one dispatch each).
+        let body = "shr.u32 %r2, %r1, 1;\nshr.u32 %r3, %r1, 2;\n\
+                    shr.u32 %r4, %r1, 3;\nshr.s32 %r5, %r1, 4;\n\
+                    st.global.u32 [%rd1], %r2;\n\
+                    setp.lt.s32 %p1, %r1, 5;\nsetp.gt.u32 %p2, %r1, 6;\n\
+                    min.s32 %r6, %r1, 7;\nmax.u32 %r7, %r1, 8;\n\
+                    st.global.u32 [%rd1], %r6;\n\
+                    shl.b32 %r8, %r1, 1;\nshl.b32 %r9, %r1, 2;\n\
+                    shl.b32 %r10, %r1, 3;\nshl.b32 %r11, %r1, 4;\n\
+                    st.global.u32 [%rd1], %r8;";
+        // (device, shifts per clock per SM, compares, adds), from the CUDA programming guide's
+        // throughput table: 3.0 shifts at 32 against 160 adds, 3.5 at 64; 5.x shifts and
+        // compares at 64 against 128 adds; 7.x all at 64.
+        for (device, shift, compare, add) in [
+            ("GeForce GTX 680", 32.0, 160.0, 160.0),
+            ("Tesla K20c", 64.0, 160.0, 160.0),
+            ("GeForce GTX 970", 64.0, 64.0, 128.0),
+            ("Tesla V100 PCIe", 64.0, 64.0, 64.0),
+        ] {
+            let (runs, lat) = comp_runs(device, body);
+            assert_eq!(
+                (
+                    lat.shift_per_clk_sm,
+                    lat.compare_per_clk_sm,
+                    lat.int_per_clk_sm
+                ),
+                (shift, compare, add),
+                "{device}"
+            );
+            let cycles = |rate: f64| (32.0 / (rate / 4.0)).max(1.0);
+            // runs[0]: before the first store.
+            assert_eq!(runs[1].0, 4.0 * cycles(shift), "{device} shifts");
+            assert_eq!(runs[2].0, 4.0 * cycles(compare), "{device} compares");
+            assert_eq!(
+                runs[3].0,
+                4.0 * cycles(add),
+                "{device} constant left shifts"
+            );
+        }
+    }
+
+    #[test]
+    fn a_barrier_holds_its_scheduler_for_the_architectures_barrier_rate() {
+        // __syncthreads() per thread per clock per SM (CUDA programming guide): 128 on 3.x,
+        // 64 on 5.x, 16 on 7.x. A warp's barrier is 32 of them; each of the 4 schedulers has a
+        // quarter of the rate: 1, 2 and 8 cycles.
+        use crate::emulate::{emulate, LaunchDims, Options};
+        let text = ".version 7.0\n.target sm_75\n.address_size 64\n\
+                    .visible .entry k()\n{\nbar.sync 0;\nret;\n}\n";
+        let (m, _) = kerneltime_ptx::parse(text);
+        let launch = LaunchDims {
+            grid: [1, 1, 1],
+            block: [64, 1, 1],
+        };
+        let em = emulate(&m, "k", launch, &[], Options::default()).unwrap();
+        for (device, rate, cycles) in [
+            ("Tesla K20c", 128.0, 1.0),
+            ("GeForce GTX 970", 64.0, 2.0),
+            ("Tesla V100 PCIe", 16.0, 8.0),
+        ] {
+            let d = crate::device::catalogue::find(device).unwrap();
+            let lat = crate::device::latencies::for_device(d).unwrap().values;
+            assert_eq!(lat.barrier_per_clk_sm, rate, "{device}");
+            let w = &em.warps[0];
+            let ops = compress(w, &em.regs, &[], &lat, &Costs::new(4, 0.0, 1.0));
+            let at = ops
+                .iter()
+                .position(|op| matches!(op, SimOp::Barrier))
+                .expect("a barrier");
+            assert!(at >= 1, "{device}: {ops:?}");
+            match ops[at - 1] {
+                SimOp::Comp { occupy, latency } => {
+                    assert_eq!((occupy, latency), (cycles, cycles), "{device}")
+                }
+                ref op => panic!("{device}: {op:?} before the barrier"),
+            }
+        }
     }
 
     #[test]
