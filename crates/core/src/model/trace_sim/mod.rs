@@ -8,8 +8,9 @@
 //!   "comp"), timed by an in-order scoreboard over the registers each instruction reads and
 //!   writes (`Scoreboard`): an instruction issues one dispatch after the one before it, when
 //!   its unit (integer, fp32, fp64, special function, conversions; each takes a warp
-//!   instruction every `32 / (results per clock per SM / schedulers)` cycles, side by side) is
-//!   free and its operands are ready; an instruction after a branch waits until the branch has
+//!   instruction every `32 / (results per clock per SM / schedulers)` cycles, side by side;
+//!   shifts and compares take the integer unit at their own rates) is free and its operands
+//!   are ready; an instruction after a branch waits until the branch has
 //!   resolved (the integer latency). The comp operation holds the warp's scheduler for its
 //!   dispatches or its busiest unit, whichever is longer, and the warp until its last result is
 //!   ready: a dependent chain costs the sum of its latencies, independent chains overlap. A run
@@ -25,8 +26,9 @@
 //!   was emulated and a grid row of blocks reads less than the L2 holds, what that block read
 //!   is left in the L2 first (a stencil's or a matrix product's neighbour in y). A shared
 //!   access holds the shared-memory path for one 128-byte wavefront per conflict way, at the
-//!   architecture's `shared_bytes_per_clk_sm`. A barrier waits for every unfinished warp of its
-//!   block. Global loads issued back to back merge into one operation (their latencies
+//!   architecture's `shared_bytes_per_clk_sm`. A barrier holds the warp's scheduler for its
+//!   share of the architecture's `barrier_per_clk_sm`, then waits for every unfinished warp of
+//!   its block. Global loads issued back to back merge into one operation (their latencies
 //!   overlap); a load whose address depends on the one before it is not told apart, so pointer
 //!   chasing is timed optimistically.
 //! - Fig 2's rule: before each operation a warp checks the resource; if busy it waits until it
