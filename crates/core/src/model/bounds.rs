@@ -125,7 +125,7 @@ impl LowerBound {
 }
 
 /// Results per clock per SM of the unit that executes a latency class (None: the issue rate).
-/// Shifts, compares and branches run on the integer unit at their own rates ([`unit_of`]).
+/// Shifts, compares and branches run on the integer unit at their own rates (`unit_of`).
 pub fn unit_rate(lat: &Latencies, c: LatencyClass) -> Option<f64> {
     Some(match c {
         LatencyClass::Int | LatencyClass::Branch => lat.int_per_clk_sm,
