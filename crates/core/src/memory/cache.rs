@@ -8,10 +8,6 @@
 const NIL: u32 = u32::MAX;
 /// Slots of a new cache's table.
 const MIN_TABLE: usize = 16;
-/// How far ahead of a warp's current request [`CacheSim`] prefetches its record and its
-/// sector addresses (a request has a few sectors on average).
-pub(crate) const PREFETCH_RECORDS: usize = 8;
-pub(crate) const PREFETCH_SECTORS: usize = 32;
 
 /// One cached sector and its neighbours in recency order (most recent at `head`).
 #[derive(Debug, Clone, Copy)]
@@ -504,9 +500,7 @@ impl<'a> CacheSim<'a> {
                 live += 1;
                 let idx = self.done[k];
                 self.done[k] += 1;
-                // A few rounds ahead: this warp's record and sector addresses.
-                super::prefetch(&w.accesses, idx + PREFETCH_RECORDS);
-                super::prefetch(&w.sector_ids, a.sector_start as usize + PREFETCH_SECTORS);
+                super::prefetch_ahead(w, idx, a.sector_start as usize);
                 if !matches!(a.space, MemSpace::Global | MemSpace::Local) {
                     continue;
                 }

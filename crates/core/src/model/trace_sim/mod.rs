@@ -1372,11 +1372,7 @@ fn activations_per_sector(
                 continue;
             };
             live = true;
-            crate::memory::prefetch(&w.accesses, next[k] + cache::PREFETCH_RECORDS);
-            crate::memory::prefetch(
-                &w.sector_ids,
-                a.sector_start as usize + cache::PREFETCH_SECTORS,
-            );
+            crate::memory::prefetch_ahead(w, next[k], a.sector_start as usize);
             next[k] += 1;
             if !matches!(a.space, MemSpace::Global | MemSpace::Local) {
                 continue;
