@@ -483,6 +483,21 @@ pub fn for_device(device: &Device) -> Result<Resolved> {
     Ok(r)
 }
 
+/// The `launch_overhead_us` of [`for_device`] without building its sources (no allocation: fits
+/// call it for every row): the device file's `[latencies]` value, else its compute capability's
+/// default. `None` where [`for_device`] fails for want of a row for the compute capability.
+pub fn launch_overhead_us(device: &Device) -> Option<f64> {
+    let default = default_values(device.compute_capability)?.launch_overhead_us;
+    Some(
+        device
+            .latencies
+            .as_ref()
+            .and_then(|o| o.values.get("launch_overhead_us"))
+            .copied()
+            .unwrap_or(default),
+    )
+}
+
 /// One note per value the device file overrides: the value and where it comes from, for a
 /// model's prediction notes (empty when the device file has no `[latencies]` table).
 pub fn override_notes(device: &Device, resolved: &Resolved) -> Vec<String> {

@@ -42,8 +42,12 @@ pub const PARAMS: &[ParamSpec] = &[
 ];
 
 /// The launch overhead without a device, or for a device whose compute capability the latency
-/// table lacks, µs (`roofline::DEFAULT_LAUNCH_OVERHEAD_US`).
-pub const NO_TABLE_LAUNCH_OVERHEAD_US: f64 = crate::model::roofline::DEFAULT_LAUNCH_OVERHEAD_US;
+/// table lacks, µs (every compute capability of `data/compute_capabilities.toml` has a row, so
+/// only a device built in code can lack one). About 5 µs is what CUDA events see around one lone
+/// launch, host submission included (the Accel-Sim `kernel_lat` TITAN V run, 7258 cycles = 5.0
+/// µs, that `data/latencies.toml` cites): an upper estimate of the per-launch time of the
+/// table's back-to-back measurements (1.6-3.0 µs). Every use says so in the notes.
+pub const NO_TABLE_LAUNCH_OVERHEAD_US: f64 = 5.0;
 
 /// What one launch adds to a kernel's time on `device`, µs: the device file's measured
 /// `launch_overhead_us` (`[measured]`), else its `[latencies]` override, else the
@@ -57,15 +61,7 @@ pub fn launch_overhead_us(device: Option<&Device>) -> f64 {
     if let Some(v) = d.measured.as_ref().and_then(|m| m.launch_overhead_us) {
         return v;
     }
-    if let Some(v) = d
-        .latencies
-        .as_ref()
-        .and_then(|o| o.values.get("launch_overhead_us"))
-    {
-        return *v;
-    }
-    crate::device::latencies::default_values(d.compute_capability)
-        .map_or(NO_TABLE_LAUNCH_OVERHEAD_US, |l| l.launch_overhead_us)
+    crate::device::latencies::launch_overhead_us(d).unwrap_or(NO_TABLE_LAUNCH_OVERHEAD_US)
 }
 
 /// [`launch_overhead_us`] with where the value comes from, for notes.
