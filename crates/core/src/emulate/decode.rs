@@ -305,6 +305,49 @@ pub struct Decoded {
 /// [`PREDICATION_THRESHOLD`] instructions, and the target is not the function's `ret`. IEEE
 /// divide/square-root sequences and integer division are branches in SASS (a slow path), so a
 /// body holding one is not predicated.
+/// Marks the predicate logic that is no SASS instruction of its own as
+/// [`LatencyClass::Folded`]: every `not.pred` (a SASS predicate operand can be negated), and an
+/// unguarded `and`/`or`/`xor.pred` with an operand that a plain unguarded `setp` of the same
+/// block wrote, which ptxas makes one compare with a boolean operator (PTX ISA, "setp":
+/// `setp.CmpOp.BoolOp`; `FSETP.LT.AND P0, PT, R4, R3, P0` in the sm_86 SASS of the pnpoly
+/// tuning kernel, where the PTX has `setp.lt.f32` then `and.pred`). A compare takes one boolean
+/// operator: once folded, or once its predicate is written again, it takes no more.
+fn fold_predicate_logic(insts: &mut [DInst], blocks: &[kerneltime_ptx::cfg::Block]) {
+    let reg = |s: &Src| match s {
+        Src::Reg(r) => Some(*r),
+        _ => None,
+    };
+    // Predicates written by a plain compare of the block, not yet folded into.
+    let mut fresh: Vec<u16> = Vec::new();
+    let n = insts.len();
+    for blk in blocks {
+        fresh.clear();
+        for d in &mut insts[blk.start.min(n)..blk.end.min(n)] {
+            let pred_logic = d.ty.bits == 1 && !d.ty.float && d.guard.is_none();
+            match d.op {
+                OpK::Not if pred_logic => d.latency = LatencyClass::Folded,
+                OpK::And | OpK::Or | OpK::Xor if pred_logic => {
+                    let srcs = &d.srcs[..usize::from(d.nsrc).min(4)];
+                    if let Some(k) = fresh
+                        .iter()
+                        .position(|r| srcs.iter().filter_map(reg).any(|s| s == *r))
+                    {
+                        fresh.swap_remove(k);
+                        d.latency = LatencyClass::Folded;
+                    }
+                }
+                _ => {}
+            }
+            for r in d.dst.iter().flatten() {
+                fresh.retain(|f| f != r);
+            }
+            if d.op == OpK::Setp && d.combine == 0 && d.guard.is_none() {
+                fresh.extend(d.dst.iter().flatten());
+            }
+        }
+    }
+}
+
 fn predicated_branch(
     dec: &Decoded,
     cfg: &Cfg<'_>,
@@ -874,6 +917,7 @@ fn decode_function<'m>(
             }
         }
     }
+    fold_predicate_logic(&mut dec.insts[inst_base..], &cfg.blocks);
     let n = cfg.blocks.len();
     for (b, blk) in cfg.blocks.iter().enumerate() {
         let ipdom = cfg
@@ -1320,6 +1364,17 @@ fn decode_one(i: &Instruction, cfg: &Cfg, cx: &mut Ctx, block_start: usize) -> D
     if latency == LatencyClass::Shift && op == OpK::Shl && matches!(srcs.get(1), Some(Src::Imm(_)))
     {
         latency = LatencyClass::Int;
+    }
+    // A constant-bank load at a fixed address is an operand of the instruction that reads it in
+    // SASS (`FFMA R4, R5, c[0x3][0x10], R4`), not an instruction of its own: the convolution
+    // tuning kernel's 225 filter loads (`ld.const.f32 %f, [d_filter+OFFSET]`) leave no LDC in
+    // its sm_75 and sm_86 SASS. A load through a register address is an LDC and stays.
+    if op == OpK::Load
+        && mem.is_some_and(|m| {
+            m.space == Space::Const && matches!(m.base, Src::Addr(_) | Src::Imm(_))
+        })
+    {
+        latency = LatencyClass::Folded;
     }
     // A multiply by a power of two is a shift (SHL, or LEA/ISCADD into an add) in SASS.
     if latency == LatencyClass::IntMul

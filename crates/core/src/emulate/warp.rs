@@ -798,6 +798,8 @@ impl<'a> Emulator<'a> {
                 (MemSpace::Shared, true) => LatencyClass::SharedStore,
                 (MemSpace::Local, false) => LatencyClass::LocalLoad,
                 (MemSpace::Local, true) => LatencyClass::LocalStore,
+                // A fixed-address constant load is an operand of its user (see decode).
+                (MemSpace::Const, _) if d.latency == LatencyClass::Folded => LatencyClass::Folded,
                 (MemSpace::Const, _) => LatencyClass::ConstLoad,
                 (MemSpace::Global, false) => LatencyClass::GlobalLoad,
                 (MemSpace::Global, true) => LatencyClass::GlobalStore,

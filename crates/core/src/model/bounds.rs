@@ -218,8 +218,11 @@ pub fn launch_work(em: &Emulation, lat: &Latencies) -> Work {
         .filter(|t| weight.contains_key(&t.block_linear))
     {
         let r = weight[&t.block_linear];
-        w.warp_instructions += r * t.ops.len() as f64;
         for op in &t.ops {
+            // Folded predicate logic is no instruction of its own.
+            if op.latency != LatencyClass::Folded {
+                w.warp_instructions += r;
+            }
             if op.latency == LatencyClass::Fp32 {
                 w.fp32_lane_ops += r * 32.0;
             }

@@ -9,8 +9,8 @@
 //!   writes (`Scoreboard`): an instruction issues one dispatch after the one before it, when
 //!   its unit (integer, fp32, fp64, special function, conversions; each takes a warp
 //!   instruction every `32 / (results per clock per SM / schedulers)` cycles, side by side;
-//!   shifts and compares take the integer unit at their own rates) is free and its operands
-//!   are ready; an instruction after a branch waits until the branch has
+//!   shifts and compares take the integer unit at their own rates; predicate logic that ptxas
+//!   folds into a compare is not issued) is free and its operands are ready; an instruction after a branch waits until the branch has
 //!   resolved (the integer latency). The comp operation holds the warp's scheduler for its
 //!   dispatches or its busiest unit, whichever is longer, and the warp until its last result is
 //!   ready: a dependent chain costs the sum of its latencies, independent chains overlap. A run
@@ -324,6 +324,8 @@ fn class_costs(
         LatencyClass::Param | LatencyClass::ConstLoad => one(l.const_, 1.0, NO_PIPE),
         // The barrier instruction's own issue: the scheduler's share of the SM's barrier rate.
         LatencyClass::Barrier => one(0.0, issue(l.barrier_per_clk_sm), NO_PIPE),
+        // Folded into the compare that produced its operand: no dispatch, no unit.
+        LatencyClass::Folded => [NONE, NONE],
         // Memory classes are timed by the memory path; this is their issue slot.
         _ => one(l.int, 1.0, NO_PIPE),
     }
@@ -854,6 +856,7 @@ const CLASSES: &[LatencyClass] = &[
     LatencyClass::Fp64Sequence,
     LatencyClass::Shift,
     LatencyClass::Compare,
+    LatencyClass::Folded,
 ];
 
 /// Everything the model computed besides the time.
@@ -2522,7 +2525,6 @@ mod tests {
         device: &str,
         body: &str,
     ) -> (Vec<(f64, f64)>, crate::device::latencies::Latencies) {
-        use crate::emulate::{emulate, LaunchDims, Options};
         let text = format!(
             ".version 7.0\n.target sm_75\n.address_size 64\n\
              .visible .entry k(.param .u64 out)\n{{\n\
@@ -2530,7 +2532,17 @@ mod tests {
              ld.param.u64 %rd1, [out];\nmov.f32 %f1, 0f3F800000;\nmov.u32 %r1, 3;\n\
              st.global.f32 [%rd1], %f1;\n{body}\nret;\n}}\n"
         );
-        let (m, _) = kerneltime_ptx::parse(&text);
+        comp_runs_of(device, &text)
+    }
+
+    /// The comp runs (scheduler cycles, latency) of one warp of kernel `k(.param .u64 out)` of
+    /// the PTX module `text`, launched as one 32-thread block with `out` pointing at memory.
+    fn comp_runs_of(
+        device: &str,
+        text: &str,
+    ) -> (Vec<(f64, f64)>, crate::device::latencies::Latencies) {
+        use crate::emulate::{emulate, LaunchDims, Options};
+        let (m, _) = kerneltime_ptx::parse(text);
         let launch = LaunchDims {
             grid: [1, 1, 1],
             block: [32, 1, 1],
@@ -2676,6 +2688,57 @@ mod tests {
                 "{device} constant left shifts"
             );
         }
+    }
+
+    #[test]
+    fn predicate_logic_folds_into_the_compare_that_feeds_it() {
+        // ptxas makes `setp` + `xor.pred` of its result one compare with a boolean operator
+        // (PTX's `setp.CmpOp.BoolOp`; SASS `FSETP.LT.XOR`), and a `not.pred` is a negated
+        // predicate operand: neither is issued. Ampere (8.6): compares and integer selects at
+        // 64 per clock per SM, 2 cycles each per scheduler. Run 1: two compares and a select
+        // (6 cycles; 10 if the xor and the not were issued), the select waiting for the second
+        // compare's result through the folded operations (2 + 2 x the integer latency). Run 2:
+        // an `and.pred` of two predicates no compare of its own produced is an instruction
+        // (PLOP3): 4 cycles with its select.
+        let body = "setp.lt.f32 %p1, %f1, 0f40000000;\nsetp.gt.f32 %p2, %f1, 0f3F000000;\n\
+                    xor.pred %p3, %p1, %p2;\nnot.pred %p4, %p3;\n\
+                    selp.b32 %r2, 1, 0, %p4;\nst.global.u32 [%rd1], %r2;\n\
+                    and.pred %p5, %p3, %p4;\nselp.b32 %r3, 1, 0, %p5;\n\
+                    st.global.u32 [%rd1], %r3;";
+        let (runs, lat) = comp_runs("GeForce RTX 3090", body);
+        assert_eq!((lat.compare_per_clk_sm, lat.int_per_clk_sm), (64.0, 64.0));
+        assert!(lat.int >= 2.0, "{}", lat.int);
+        // runs[0]: before the first store.
+        assert_eq!(runs[1], (6.0, 2.0 + 2.0 * lat.int));
+        assert_eq!(runs[2].0, 4.0);
+    }
+
+    #[test]
+    fn a_constant_at_a_fixed_address_is_an_operand_not_an_instruction() {
+        // `ld.const` at a fixed address becomes a constant-bank operand of the fma that reads it
+        // (`FFMA R4, R5, c[0x3][0x10], R4`): no dispatch and no latency of its own. Through a
+        // register address it is an LDC instruction. Ampere (8.6): fp32 at 128 per clock per SM
+        // on 4 schedulers, one dispatch per fma.
+        let text = ".version 7.0\n.target sm_86\n.address_size 64\n\
+                    .const .align 4 .b8 filt[64];\n\
+                    .visible .entry k(.param .u64 out)\n{\n\
+                    .reg .f32 %f<16>;\n.reg .b64 %rd<4>;\n\
+                    ld.param.u64 %rd1, [out];\nmov.f32 %f1, 0f3F800000;\n\
+                    mov.u64 %rd2, filt;\nst.global.f32 [%rd1], %f1;\n\
+                    ld.const.f32 %f2, [filt];\nfma.rn.f32 %f3, %f1, %f2, %f1;\n\
+                    ld.const.f32 %f4, [filt+4];\nfma.rn.f32 %f5, %f1, %f4, %f1;\n\
+                    ld.const.f32 %f6, [filt+8];\nfma.rn.f32 %f7, %f1, %f6, %f1;\n\
+                    ld.const.f32 %f8, [filt+12];\nfma.rn.f32 %f9, %f1, %f8, %f1;\n\
+                    st.global.f32 [%rd1], %f3;\n\
+                    ld.const.f32 %f10, [%rd2+16];\nfma.rn.f32 %f11, %f1, %f10, %f1;\n\
+                    st.global.f32 [%rd1], %f11;\nret;\n}\n";
+        let (runs, lat) = comp_runs_of("GeForce RTX 3090", text);
+        assert_eq!(lat.fp32_per_clk_sm, 128.0);
+        // Four independent fmas, one dispatch each; the last result after 3 dispatches and
+        // the fp32 latency.
+        assert_eq!(runs[1], (4.0, 3.0 + lat.fp32));
+        // The LDC, then its fma after the constant latency.
+        assert_eq!(runs[2], (2.0, lat.const_ + lat.fp32));
     }
 
     #[test]
