@@ -299,12 +299,6 @@ pub struct Decoded {
     pub unfollowed: Vec<(u32, String, &'static str)>,
 }
 
-/// Whether block `b` of `cfg` ends in a guarded branch that skips exactly block `b + 1` (an
-/// `if` without `else`, whose body only `b` enters and which falls through to the branch
-/// target), the body holds no control flow, barrier or call and at most
-/// [`PREDICATION_THRESHOLD`] instructions, and the target is not the function's `ret`. IEEE
-/// divide/square-root sequences and integer division are branches in SASS (a slow path), so a
-/// body holding one is not predicated.
 /// Marks the predicate logic that is no SASS instruction of its own as
 /// [`LatencyClass::Folded`]: every `not.pred` (a SASS predicate operand can be negated), and an
 /// unguarded `and`/`or`/`xor.pred` with an operand that a plain unguarded `setp` of the same
@@ -348,6 +342,12 @@ fn fold_predicate_logic(insts: &mut [DInst], blocks: &[kerneltime_ptx::cfg::Bloc
     }
 }
 
+/// Whether block `b` of `cfg` ends in a guarded branch that skips exactly block `b + 1` (an
+/// `if` without `else`, whose body only `b` enters and which falls through to the branch
+/// target), the body holds no control flow, barrier or call and at most
+/// [`PREDICATION_THRESHOLD`] instructions, and the target is not the function's `ret`. IEEE
+/// divide/square-root sequences and integer division are branches in SASS (a slow path), so a
+/// body holding one is not predicated.
 fn predicated_branch(
     dec: &Decoded,
     cfg: &Cfg<'_>,

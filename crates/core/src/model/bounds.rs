@@ -219,7 +219,7 @@ pub fn launch_work(em: &Emulation, lat: &Latencies) -> Work {
     {
         let r = weight[&t.block_linear];
         for op in &t.ops {
-            // Folded predicate logic is no instruction of its own.
+            // What ptxas folds (predicate logic, constant operands) is no instruction of its own.
             if op.latency != LatencyClass::Folded {
                 w.warp_instructions += r;
             }

@@ -63,10 +63,11 @@ pub enum LatencyClass {
     /// Compares, minimum and maximum (`setp`, `set`, integer `min`/`max`): their own rate in the
     /// throughput table, half the add rate on 5.x and 6.x.
     Compare,
-    /// Predicate logic that is no instruction of its own in SASS: a negation (`not.pred`; every
-    /// SASS predicate operand can be negated) and an `and`/`or`/`xor.pred` of a compare's
-    /// result, which ptxas folds into that compare (`FSETP.LT.AND P0, PT, R4, R3, P1`: PTX's
-    /// `setp.CmpOp.BoolOp` form). It costs nothing; its result is ready with its operands.
+    /// What is no instruction of its own in SASS: predicate logic (a negation, `not.pred`, as
+    /// every SASS predicate operand can be negated; an `and`/`or`/`xor.pred` of a compare's
+    /// result, which ptxas folds into that compare, `FSETP.LT.AND P0, PT, R4, R3, P1`: PTX's
+    /// `setp.CmpOp.BoolOp` form) and a constant load at a fixed address (a constant-bank
+    /// operand, `c[0x3][0x10]`). It costs nothing; its result is ready with its operands.
     Folded,
 }
 

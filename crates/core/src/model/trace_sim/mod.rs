@@ -9,8 +9,9 @@
 //!   writes (`Scoreboard`): an instruction issues one dispatch after the one before it, when
 //!   its unit (integer, fp32, fp64, special function, conversions; each takes a warp
 //!   instruction every `32 / (results per clock per SM / schedulers)` cycles, side by side;
-//!   shifts and compares take the integer unit at their own rates; predicate logic that ptxas
-//!   folds into a compare is not issued) is free and its operands are ready; an instruction after a branch waits until the branch has
+//!   shifts and compares take the integer unit at their own rates; what ptxas folds, predicate
+//!   logic into a compare and fixed-address constants into operands, is not issued) is free
+//!   and its operands are ready; an instruction after a branch waits until the branch has
 //!   resolved (the integer latency). The comp operation holds the warp's scheduler for its
 //!   dispatches or its busiest unit, whichever is longer, and the warp until its last result is
 //!   ready: a dependent chain costs the sum of its latencies, independent chains overlap. A run
@@ -324,7 +325,7 @@ fn class_costs(
         LatencyClass::Param | LatencyClass::ConstLoad => one(l.const_, 1.0, NO_PIPE),
         // The barrier instruction's own issue: the scheduler's share of the SM's barrier rate.
         LatencyClass::Barrier => one(0.0, issue(l.barrier_per_clk_sm), NO_PIPE),
-        // Folded into the compare that produced its operand: no dispatch, no unit.
+        // Folded by ptxas into a compare or an operand: no dispatch, no unit.
         LatencyClass::Folded => [NONE, NONE],
         // Memory classes are timed by the memory path; this is their issue slot.
         _ => one(l.int, 1.0, NO_PIPE),
