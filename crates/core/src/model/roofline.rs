@@ -32,23 +32,24 @@ pub use crate::workload::analytical::RooflineInputs;
 /// the source sentence of the resolved latency table (`device::latencies::for_device`), for the
 /// notes.
 pub fn default_launch_overhead(device: &Device) -> (f64, String) {
-    let us = default_launch_overhead_us(device);
-    let source = if crate::device::latencies::launch_overhead_us(device).is_none() {
-        format!(
-            "NO_TABLE_LAUNCH_OVERHEAD_US (a fallback, about one lone launch with its host submission): data/latencies.toml has no row for compute capability {}",
-            device.compute_capability
-        )
-    } else {
-        match crate::device::latencies::for_device(device) {
-            Ok(r) => format!(
-                "the latency table (data/latencies.toml, {}): {}",
-                r.architecture,
-                r.sources
-                    .get("launch_overhead_us")
-                    .map_or("", String::as_str)
+    let Some(us) = crate::device::latencies::launch_overhead_us(device) else {
+        return (
+            NO_TABLE_LAUNCH_OVERHEAD_US,
+            format!(
+                "NO_TABLE_LAUNCH_OVERHEAD_US (a fallback, about one lone launch with its host submission): data/latencies.toml has no row for compute capability {}",
+                device.compute_capability
             ),
-            Err(e) => format!("the latency table (data/latencies.toml; its sources: {e})"),
-        }
+        );
+    };
+    let source = match crate::device::latencies::for_device(device) {
+        Ok(r) => format!(
+            "the latency table (data/latencies.toml, {}): {}",
+            r.architecture,
+            r.sources
+                .get("launch_overhead_us")
+                .map_or("", String::as_str)
+        ),
+        Err(e) => format!("the latency table (data/latencies.toml; its sources: {e})"),
     };
     (us, source)
 }
