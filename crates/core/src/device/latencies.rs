@@ -94,6 +94,10 @@ pub struct Latencies {
     /// Bytes the shared-memory banks deliver per clock per SM: a warp request of `k` 128-byte
     /// wavefronts (its bank-conflict ways) holds them `k x 128 / rate` cycles.
     pub shared_bytes_per_clk_sm: f64,
+    /// Threads' shared-memory addresses the SM's load/store units handle per clock (the LD/ST
+    /// unit count of the SM diagrams): a warp request of `n` active lanes holds the shared path
+    /// at least `ceil(n / rate)` cycles, whatever its bank conflicts.
+    pub shared_lanes_per_clk_sm: f64,
     /// Whether an ordinary `ld.global` (no `.nc`, default compiler flags) is cached in L1.
     pub global_loads_cached_in_l1: bool,
     /// Whether ordinary global loads can be cached in L1 when asked (`-Xptxas -dlcm=ca` or
@@ -135,6 +139,7 @@ pub const FIELDS: &[&str] = &[
     "barrier_per_clk_sm",
     "l1_lines_per_clk_sm",
     "shared_bytes_per_clk_sm",
+    "shared_lanes_per_clk_sm",
 ];
 
 /// Yes/no field names of [`Latencies`].
@@ -184,6 +189,7 @@ impl Latencies {
             "barrier_per_clk_sm" => &mut self.barrier_per_clk_sm,
             "l1_lines_per_clk_sm" => &mut self.l1_lines_per_clk_sm,
             "shared_bytes_per_clk_sm" => &mut self.shared_bytes_per_clk_sm,
+            "shared_lanes_per_clk_sm" => &mut self.shared_lanes_per_clk_sm,
             _ => return None,
         })
     }
@@ -579,6 +585,12 @@ mod tests {
                 l.shared_bytes_per_clk_sm,
                 64.0,
                 256.0,
+            );
+            // 16 or 32 LD/ST units per SM in every SM diagram from Fermi to Hopper.
+            assert!(
+                [16.0, 32.0].contains(&l.shared_lanes_per_clk_sm),
+                "{c}: shared_lanes_per_clk_sm = {}",
+                l.shared_lanes_per_clk_sm
             );
             // One L2 slice serialises same-address atomics: at most a few per clock.
             within(

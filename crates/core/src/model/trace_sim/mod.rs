@@ -27,7 +27,8 @@
 //!   was emulated and a grid row of blocks reads less than the L2 holds, what that block read
 //!   is left in the L2 first (a stencil's or a matrix product's neighbour in y). A shared
 //!   access holds the shared-memory path for one 128-byte wavefront per conflict way, at the
-//!   architecture's `shared_bytes_per_clk_sm`. A barrier holds the warp's scheduler for its
+//!   architecture's `shared_bytes_per_clk_sm`, and at least for its active lanes at the
+//!   `shared_lanes_per_clk_sm` of the SM's load/store units. A barrier holds the warp's scheduler for its
 //!   share of the architecture's `barrier_per_clk_sm`, then waits for every unfinished warp of
 //!   its block. Global loads issued back to back merge into one operation (their latencies
 //!   overlap); a load whose address depends on the one before it is not told apart, so pointer
@@ -575,10 +576,15 @@ impl<'a> Compressor<'a> {
                 }
                 (_, Some(a)) if a.space == MemSpace::Shared => {
                     // Each conflict way is one 128-byte wavefront through the banks, at the
-                    // architecture's shared bandwidth (2 cycles each on Fermi and Turing).
+                    // architecture's shared bandwidth (2 cycles each on Fermi and Turing); the
+                    // load/store units take the active lanes' addresses at their own rate (a
+                    // whole warp in 2 cycles where the SM has 16 of them).
                     self.flush();
-                    let cycles = f64::from(a.bank_ways.max(1)) * 128.0
+                    let banks = f64::from(a.bank_ways.max(1)) * 128.0
                         / lat.shared_bytes_per_clk_sm.max(1e-9);
+                    let lanes =
+                        (f64::from(a.lanes.max(1)) / lat.shared_lanes_per_clk_sm.max(1e-9)).ceil();
+                    let cycles = banks.max(lanes);
                     self.out.push(SimOp::Shared {
                         occupy: cycles,
                         latency: lat.shared_load + cycles - 1.0,
@@ -2153,6 +2159,26 @@ mod tests {
         // Kepler and Maxwell: one wavefront a clock.
         assert_eq!(shared_load_cost("Tesla K20c", 3).0, 3.0);
         assert_eq!(shared_load_cost("GTX 970", 1).0, 1.0);
+    }
+
+    #[test]
+    fn sixteen_load_store_units_take_a_warp_in_two_clocks() {
+        // GA10x: 128 B/clk of banks but 16 LD/ST units per SM (4 per partition): a
+        // conflict-free warp request of 32 lanes takes 32 / 16 = 2 cycles, not the banks' 1; a
+        // 2-way conflict (2 wavefronts, 2 cycles) costs nothing more, a 4-way one 4 cycles.
+        assert_eq!(shared_load_cost("RTX 3090", 1), (2.0, 24.0));
+        assert_eq!(shared_load_cost("RTX 3090", 2), (2.0, 24.0));
+        assert_eq!(shared_load_cost("RTX 3090", 4), (4.0, 26.0));
+        // Eight active lanes take one clock of the units and one wavefront of the banks.
+        let mut eight = load_access(MemSpace::Shared, 1, 0, 1);
+        eight.lanes = 8;
+        match one_load("RTX 3090", eight, false)[..] {
+            [SimOp::Shared { occupy, .. }] => assert_eq!(occupy, 1.0),
+            ref ops => panic!("{ops:?}"),
+        }
+        // GP100 has 16 LD/ST units per SM (two blocks of 8) and 128 B/clk banks; GP102 has 32.
+        assert_eq!(shared_load_cost("Tesla P100 PCIe 16GB", 1).0, 2.0);
+        assert_eq!(shared_load_cost("TITAN Xp", 1).0, 1.0);
     }
 
     /// A launch of a fixture kernel: (PTX file, entry, grid, block, arguments).
