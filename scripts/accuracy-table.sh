@@ -11,7 +11,7 @@ out="${1:-target/accuracy}"
 [ -f "$data" ] || { echo "missing $data (../shared absent)" >&2; exit 1; }
 mkdir -p "$out"
 cargo build --release --quiet
-bin=target/release/kerneltime
+bin="${CARGO_TARGET_DIR:-target}/release/kerneltime"
 for m in roofline wu; do
   "$bin" calibrate --model "$m" --measurements "$data" --scope kernel --folds 5 \
     --bootstrap 5 --max-fit-rows 500 --seed 2026 -o "$out/cal-$m.toml" > "$out/cal-$m.txt"

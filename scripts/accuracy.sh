@@ -43,7 +43,7 @@ if [ -n "${KERNELTIME_BIN:-}" ]; then
   BIN="$KERNELTIME_BIN"
 else
   cargo build --release --quiet --bin kerneltime
-  BIN="$ROOT/target/release/kerneltime"
+  BIN="${CARGO_TARGET_DIR:-$ROOT/target}/release/kerneltime"
 fi
 
 # The NCA sources are whole programs: a stub for the profiler header CUDA 13 does not ship

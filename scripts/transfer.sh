@@ -10,6 +10,7 @@
 #   MEASUREMENTS defaults to the development split of Amaris et al. in ../shared (skipped with a
 #   message when absent); OUT_DIR defaults to target/transfer.
 #   MODELS and SCOPES (space-separated) narrow the run; CALIBRATE_FLAGS are passed to calibrate.
+#   The binary is built into CARGO_TARGET_DIR when it is set (target/ otherwise).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 measurements="${1:-../shared/data/measurements/amaris2018/measurements_dev.csv.gz}"
@@ -21,7 +22,7 @@ fi
 cargo build --release --quiet
 mkdir -p "$out"
 MODELS="${MODELS:-roofline mwp-cwp hong-kim wu}" SCOPES="${SCOPES:-kernel-architecture architecture global}" \
-  python3 - "$measurements" "$out" "$PWD/target/release/kerneltime" <<'EOF'
+  python3 - "$measurements" "$out" "${CARGO_TARGET_DIR:-$PWD/target}/release/kerneltime" <<'EOF'
 import csv, gzip, json, os, subprocess, sys, time
 
 measurements, out, exe = sys.argv[1:4]
