@@ -12,8 +12,10 @@
 
 use std::path::{Path, PathBuf};
 
-/// Folders that may hold the project's GPU-less toolchain.
-fn toolchain_roots() -> Vec<PathBuf> {
+/// Folders that may hold the project's GPU-less toolchain: `$GPU_TC`, `.gpu-toolchain` in the
+/// working directory, and `.gpu-toolchain` in one of the six folders above the executable (a
+/// checkout's `target/release/kerneltime` finds the checkout's toolchain from anywhere).
+pub(crate) fn toolchain_roots() -> Vec<PathBuf> {
     let mut out = Vec::new();
     if let Some(tc) = std::env::var_os("GPU_TC") {
         out.push(PathBuf::from(tc));

@@ -3,8 +3,9 @@
 //!
 //! Where ptxas is looked for, in order: `$KERNELTIME_PTXAS`; `ptxas` on `PATH`; the toolchain
 //! of `scripts/install-gpu-toolchain.sh` (`$GPU_TC`, or a `.gpu-toolchain` directory in the
-//! current directory, the PTX file's directory or one of their ancestors: ptxas 13.5 for
-//! sm_75 and later, ptxas 12.9 for sm_50 and later); `$CUDA12_PTXAS`. Each candidate assembles
+//! current directory, the PTX file's directory or one of their ancestors, or above the
+//! executable, as `compile::locate` finds it: ptxas 13.5 for sm_75 and later, ptxas 12.9 for
+//! sm_50 and later); `$CUDA12_PTXAS`. Each candidate assembles
 //! the PTX for the device's `sm_XY`; when none can (a target too old for the installed ptxas,
 //! PTX too new for it), for the PTX's own `.target`, and the report says which it is.
 //!
@@ -68,7 +69,7 @@ pub fn ptxas_candidates(ptx: &Path) -> Vec<PathBuf> {
                 .find(|p| p.is_file()),
         );
     }
-    let mut roots: Vec<PathBuf> = env("GPU_TC").into_iter().collect();
+    let mut roots = super::locate::toolchain_roots();
     let starts = [
         std::env::current_dir().ok(),
         std::path::absolute(ptx)
