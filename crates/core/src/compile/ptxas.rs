@@ -5,9 +5,9 @@
 //! of `scripts/install-gpu-toolchain.sh` (`$GPU_TC`, or a `.gpu-toolchain` directory in the
 //! current directory, the PTX file's directory or one of their ancestors, or above the
 //! executable, as `compile::locate` finds it: ptxas 13.5 for sm_75 and later, ptxas 12.9 for
-//! sm_50 and later); `$CUDA12_PTXAS`. Each candidate assembles
-//! the PTX for the device's `sm_XY`; when none can (a target too old for the installed ptxas,
-//! PTX too new for it), for the PTX's own `.target`, and the report says which it is.
+//! sm_50 and later); `$CUDA12_PTXAS`. Each candidate assembles the PTX for the device's
+//! `sm_XY`; when none can (a target too old for the installed ptxas, PTX too new for it), for
+//! the PTX's own `.target`, and the report says which it is.
 //!
 //! This module runs a program; it is not a model and no model calls it (the command line does).
 //! It does not compile CUDA or OpenCL sources.

@@ -28,9 +28,9 @@
 //!   is left in the L2 first (a stencil's or a matrix product's neighbour in y). A shared
 //!   access holds the shared-memory path for one 128-byte wavefront per conflict way, at the
 //!   architecture's `shared_bytes_per_clk_sm`, and at least for its active lanes at the
-//!   `shared_lanes_per_clk_sm` of the SM's load/store units. A barrier holds the warp's scheduler for its
-//!   share of the architecture's `barrier_per_clk_sm`, then waits for every unfinished warp of
-//!   its block. Global loads issued back to back merge into one operation (their latencies
+//!   `shared_lanes_per_clk_sm` of the SM's load/store units. A barrier holds the warp's
+//!   scheduler for its share of the architecture's `barrier_per_clk_sm`, then waits for every
+//!   unfinished warp of its block. Global loads issued back to back merge into one operation (their latencies
 //!   overlap); a load whose address depends on the one before it is not told apart, so pointer
 //!   chasing is timed optimistically.
 //! - Fig 2's rule: before each operation a warp checks the resource; if busy it waits until it
