@@ -220,7 +220,7 @@ pub fn launch_work(em: &Emulation, lat: &Latencies) -> Work {
         let r = weight[&t.block_linear];
         for op in &t.ops {
             // What ptxas folds (predicate logic, constant operands) is no instruction of its own.
-            if op.latency != LatencyClass::Folded {
+            if op.latency.is_issued() {
                 w.warp_instructions += r;
             }
             if op.latency == LatencyClass::Fp32 {

@@ -72,6 +72,11 @@ pub enum LatencyClass {
 }
 
 impl LatencyClass {
+    /// Whether the instruction is one of SASS's own (not [`LatencyClass::Folded`] into another).
+    pub fn is_issued(self) -> bool {
+        self != LatencyClass::Folded
+    }
+
     /// Whether the class is a memory access that the memory model times.
     pub fn is_memory(self) -> bool {
         matches!(
