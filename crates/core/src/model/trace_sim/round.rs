@@ -323,8 +323,8 @@ impl Programs {
 /// tests' random programs and 0.04 % on the fixture kernels: reports that the rounding brings
 /// within a tick of each other may swap order.
 ///
-/// The pending reports sit in a winner tree (a complete binary tree whose every inner node holds
-/// the smaller key of its two children) with one leaf per warp: taking the next report and
+/// The pending reports sit in a winner tree (a complete 4-ary tree whose every inner node holds
+/// the smallest key of its four children) with one leaf per warp: taking the next report and
 /// re-keying its warp costs one walk from a leaf to the root, with no data-dependent branches.
 /// Keys are `(time, warp)` and unique, so the order of events is the same as with any other
 /// priority queue. Comp, global and shared operations share one shape (`Step`), so the step
@@ -356,11 +356,11 @@ fn run(programs: &mut Programs, slots: usize, waves: usize, schedulers: u32) -> 
     let mut resource_free = vec![0u64; FIRST_STAND_IN + schedulers];
     let mut ws: Vec<WarpState> = (0..n)
         .map(|w| WarpState {
-            program: w % per_block,
+            program: (w % per_block) as u32,
             op: programs.step(w % per_block, 0),
             pos: 0,
-            sched: w % schedulers,
-            block: w / per_block,
+            sched: (w % schedulers) as u32,
+            block: (w / per_block) as u32,
             waiting: false,
         })
         .collect();
@@ -372,15 +372,17 @@ fn run(programs: &mut Programs, slots: usize, waves: usize, schedulers: u32) -> 
         tree.set(w, event_key(0, w));
     }
     let mut end = 0u64;
+    // The smallest key, as the last re-keying returned it (read from the tree after the rarer
+    // events that re-key several warps).
+    let mut kw = tree.min();
     loop {
-        let kw = tree.min();
         if kw == IDLE {
             break;
         }
         let w = (kw & WARP_MASK) as usize;
         let t = kw >> WARP_BITS;
         let st = &mut ws[w];
-        let b = st.block;
+        let b = st.block as usize;
         let op = st.op;
         if op.resource >= BARRIER {
             tree.set(w, IDLE);
@@ -408,32 +410,36 @@ fn run(programs: &mut Programs, slots: usize, waves: usize, schedulers: u32) -> 
                     release_block(programs, b, per_block, t, &mut ws, &mut tree);
                 }
             }
+            kw = tree.min();
             continue;
         }
-        let s = &mut sched_free[st.sched];
+        let s = &mut sched_free[st.sched as usize];
         let issue = t.max(*s);
         *s = issue + op.sched_hold;
         // Comp operations use their scheduler's stand-in: index FIRST_STAND_IN + scheduler.
-        let r = &mut resource_free[op.resource as usize + (op.resource as usize >> 1) * st.sched];
+        let r = &mut resource_free
+            [op.resource as usize + (op.resource as usize >> 1) * st.sched as usize];
         let start = issue.max(*r);
         *r = start + op.resource_hold;
         let next = start + op.duration;
         st.pos += 1;
         // Fetched now, used when the warp comes up again: the load overlaps other events.
-        st.op = programs.step(st.program, st.pos);
-        tree.set(w, event_key(next, w));
+        st.op = programs.step(st.program as usize, st.pos);
+        kw = tree.set(w, event_key(next, w));
     }
     (end as f64 / TICKS_PER_CYCLE, block_end)
 }
 
-/// One warp of the round: its program, where it is, and what it does next.
+/// One warp of the round: its program, where it is, and what it does next (in one cache line:
+/// the step is read with the scheduler on every event).
+#[repr(C, align(64))]
 struct WarpState {
-    program: usize,
     /// The step at `pos`.
     op: Step,
+    program: u32,
+    sched: u32,
     pos: usize,
-    sched: usize,
-    block: usize,
+    block: u32,
     waiting: bool,
 }
 
@@ -461,14 +467,19 @@ fn release_block(
         if st.waiting {
             st.waiting = false;
             st.pos += 1;
-            st.op = programs.step(st.program, st.pos);
+            st.op = programs.step(st.program as usize, st.pos);
             tree.set(w, event_key(t, w));
         }
     }
 }
 
-/// A winner tree over `n` keys: node `i` holds the smaller key of nodes `2i` and `2i + 1`;
-/// leaf `w` is node `size + w`; node 1 is the smallest key.
+/// A 4-ary winner tree over `n` keys: node `i` holds the smallest key of nodes `4i` to
+/// `4i + 3`; the leaves are nodes `size + w` (`size` a power of 4), node 1 the smallest key.
+/// Nodes 0, 2 and 3 are never read.
+///
+/// Four children a node halve the depth of a binary tree, and re-keying a leaf waits only for
+/// one comparison per level: the three siblings' minimum does not depend on the new key, so it
+/// is found beside the walk.
 struct WinnerTree {
     size: usize,
     nodes: Vec<u64>,
@@ -476,7 +487,10 @@ struct WinnerTree {
 
 impl WinnerTree {
     fn new(n: usize) -> Self {
-        let size = n.next_power_of_two().max(2);
+        let mut size = 4;
+        while size < n {
+            size *= 4;
+        }
         Self {
             size,
             nodes: vec![IDLE; 2 * size],
@@ -488,17 +502,23 @@ impl WinnerTree {
         self.nodes[1]
     }
 
+    /// Re-keys leaf `leaf` and returns the new smallest key.
     #[inline]
-    fn set(&mut self, leaf: usize, key: u64) {
-        // The subtree minimum travels up in a register: each level reads only the sibling.
+    fn set(&mut self, leaf: usize, key: u64) -> u64 {
+        // The subtree minimum travels up in a register: each level reads only the siblings
+        // (`i ^ 1`, `i ^ 2`, `i ^ 3`: the other nodes of its group of four).
         let mut i = self.size + leaf;
         let mut k = key;
         self.nodes[i] = k;
         while i > 1 {
-            k = k.min(self.nodes[i ^ 1]);
-            i >>= 1;
+            let siblings = self.nodes[i ^ 1]
+                .min(self.nodes[i ^ 2])
+                .min(self.nodes[i ^ 3]);
+            k = k.min(siblings);
+            i >>= 2;
             self.nodes[i] = k;
         }
+        k
     }
 }
 
@@ -742,6 +762,30 @@ pub(super) mod tests {
             latency: 10.0,
         }];
         assert_eq!(round(&[prog], 4, 4), 40.0);
+    }
+
+    #[test]
+    fn the_winner_tree_holds_the_smallest_key() {
+        // Against a plain minimum over the leaves, for sizes below, at and above powers of 4.
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        for n in [1usize, 3, 4, 5, 16, 17, 64, 65, 300] {
+            let mut tree = WinnerTree::new(n);
+            let mut keys = vec![IDLE; n];
+            assert_eq!(tree.min(), IDLE);
+            for _ in 0..2000 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let leaf = (x % n as u64) as usize;
+                // One in eight re-keyings leaves the warp without a report.
+                let key = if x.is_multiple_of(8) { IDLE } else { (x >> 20) % 1000 };
+                keys[leaf] = key;
+                let root = tree.set(leaf, key);
+                let expected = *keys.iter().min().unwrap();
+                assert_eq!(root, expected, "n {n}");
+                assert_eq!(tree.min(), expected, "n {n}");
+            }
+        }
     }
 
     #[test]
