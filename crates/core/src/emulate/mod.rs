@@ -223,6 +223,74 @@ impl Emulation {
     pub fn block_warps(&self, linear: u64) -> impl Iterator<Item = &WarpTrace> {
         self.warps.iter().filter(move |w| w.block_linear == linear)
     }
+
+    /// The distinct global sectors one emulated block reads or writes.
+    pub fn block_global_sectors(&self, linear: u64) -> std::collections::HashSet<u64> {
+        use crate::workload::trace::MemSpace;
+        self.block_warps(linear)
+            .flat_map(|w| {
+                w.accesses
+                    .iter()
+                    .filter(|a| a.space == MemSpace::Global)
+                    .flat_map(|a| &w.sector_ids[a.sector_start as usize..a.sector_end as usize])
+            })
+            .copied()
+            .collect()
+    }
+
+    /// How much of the representative block's global data its neighbours read too, from the
+    /// emulated neighbours (see [`Sharing`]); `None` when neither the next block nor the block
+    /// one grid row earlier was emulated.
+    pub fn sharing(&self) -> Option<Sharing> {
+        let rep = representative(&self.sampled_blocks)?.linear;
+        let next = (self.wave.first() == Some(&rep))
+            .then(|| self.wave.get(1).copied())
+            .flatten();
+        if next.is_none() && self.above.is_none() {
+            return None;
+        }
+        let own = self.block_global_sectors(rep);
+        let new_share = |of: &std::collections::HashSet<u64>,
+                         seen: &std::collections::HashSet<u64>| {
+            if of.is_empty() {
+                1.0
+            } else {
+                of.iter().filter(|s| !seen.contains(s)).count() as f64 / of.len() as f64
+            }
+        };
+        Some(Sharing {
+            block_sectors: own.len(),
+            new_along_x: next.map(|b| new_share(&self.block_global_sectors(b), &own)),
+            new_along_y: self
+                .above
+                .map(|a| new_share(&own, &self.block_global_sectors(a))),
+        })
+    }
+}
+
+/// How much of a block's global data (sectors) its neighbouring blocks also read: a stencil's
+/// halo, the rows of a matrix its neighbours share. The first block to touch a sector brings it
+/// from DRAM; the others find it in the L2 when they run close enough in time. Measured on the
+/// representative block: along x, the share of the next block's sectors the representative did
+/// not read; along y, the share of the representative's sectors the block one grid row earlier
+/// did not read. A block adds about `block_sectors x new_along_x x new_along_y` sectors to what
+/// its neighbours read.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Sharing {
+    /// Distinct global sectors of the representative block.
+    pub block_sectors: usize,
+    /// The share of the next block's sectors that are new (`None`: not emulated).
+    pub new_along_x: Option<f64>,
+    /// The share of the representative's sectors the block a grid row earlier did not read
+    /// (`None`: the grid has one row).
+    pub new_along_y: Option<f64>,
+}
+
+impl Sharing {
+    /// The share of a block's sectors that no neighbour read (1 when nothing is shared).
+    pub fn new_fraction(&self) -> f64 {
+        self.new_along_x.unwrap_or(1.0) * self.new_along_y.unwrap_or(1.0)
+    }
 }
 
 /// Emulates a kernel of a parsed module for a launch and arguments.

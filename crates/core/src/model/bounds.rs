@@ -184,10 +184,11 @@ pub fn hot_atomic_lanes(em: &Emulation) -> f64 {
 }
 
 /// The bounds of a launch from its emulation: compulsory DRAM traffic (each distinct sector the
-/// sampled blocks read once and each distinct sector they write once: a sector only one sampled block touches stands for the blocks
-/// that block represents, one several blocks touch is counted once), L2 traffic (the requests
-/// the L1 does not cache, plus the compulsory sectors of those it does), the instruction mix,
-/// atomics and the launch overhead.
+/// sampled blocks read once and each distinct sector they write once: a sector only one sampled
+/// block touches stands for the blocks that block represents, times the share of a block's
+/// sectors its neighbours do not also read ([`Emulation::sharing`]); one several sampled blocks
+/// touch is counted once), L2 traffic (the requests the L1 does not cache, plus each block's
+/// distinct sectors of those it does), the instruction mix, atomics and the launch overhead.
 pub fn lower_bound(device: &Device, em: &Emulation, lat: &Latencies) -> LowerBound {
     LowerBound::of(device, lat, &launch_work(em, lat))
 }
@@ -251,13 +252,24 @@ pub fn launch_work(em: &Emulation, lat: &Latencies) -> Work {
             }
         }
     }
-    w.dram_bytes = 32.0
-        * sectors
+    // Each block's distinct sectors reach the L2 from its own SM's L1. From DRAM, a sector the
+    // neighbouring blocks also read (a stencil's halo rows) comes once: the blocks a sampled
+    // block stands for add only the share of its sectors their neighbours did not read.
+    let distinct = |new_fraction: f64| {
+        32.0 * sectors
             .iter()
             .flat_map(|m| m.values())
-            .map(|(b, shared)| if *shared { 1.0 } else { weight[b] })
-            .sum::<f64>();
-    w.l2_bytes += w.dram_bytes;
+            .map(|(b, shared)| {
+                if *shared {
+                    1.0
+                } else {
+                    (weight[b] * new_fraction).max(1.0)
+                }
+            })
+            .sum::<f64>()
+    };
+    w.l2_bytes += distinct(1.0);
+    w.dram_bytes = distinct(em.sharing().map_or(1.0, |s| s.new_fraction()));
     w.unit_cycles_sm = unit_cycles.values().copied().fold(0.0, f64::max);
     w.hot_atomic_lanes = hot_atomic_lanes(em);
     w

@@ -23,7 +23,8 @@
 //!   rate per SM) and the warp for the expected latency of its sectors (L1 hit, L2 hit, DRAM by
 //!   the cache simulation), see *Memory latency and active warps* below. The cache simulation
 //!   runs the representative block with the wave blocks launched right after it (an L1 each,
-//!   the L2 scaled to their share of the resident blocks); when the block one grid row earlier
+//!   the L2 scaled to their share of the data the resident blocks read, which neighbouring
+//!   blocks share: [`L2Share`]); when the block one grid row earlier
 //!   was emulated and a grid row of blocks reads less than the L2 holds, what that block read
 //!   is left in the L2 first (a stencil's or a matrix product's neighbour in y). A shared
 //!   access holds the shared-memory path for one 128-byte wavefront per conflict way, at the
@@ -910,8 +911,10 @@ pub struct TraceRun {
     /// The L1 share of one block of the round.
     pub l1_bytes_per_block: u64,
     pub l2_bytes_per_sm: u64,
-    /// The L2 capacity of the cache simulation: the share of the simulated wave blocks.
+    /// The L2 capacity of the cache simulation: the simulated blocks' share of the data the
+    /// resident blocks hold (see [`L2Share`]).
     pub l2_simulated_bytes: u64,
+    pub l2_share: L2Share,
     /// Blocks resident on the GPU at once.
     pub resident_blocks: u64,
     /// Blocks whose accesses the cache simulation ran (the representative one first).
@@ -1072,7 +1075,9 @@ pub fn run_with(
         .map_or_else(Vec::new, |a| global_sectors_in_order(em.block_warps(a)));
     let above_block_in_l2 = em.above.filter(|_| !warm_l2.is_empty());
     let l2_blocks = wave.len() + usize::from(above_block_in_l2.is_some());
-    let l2_sim_bytes = (device.l2_cache_bytes as f64 * l2_blocks as f64 / resident as f64) as u64;
+    let l2_share = L2Share::of(em, &wave, above_block_in_l2, launch.grid[0], resident);
+    let l2_sim_bytes = (device.l2_cache_bytes as f64 * l2_share.fraction(l2_blocks, resident))
+        .min(device.l2_cache_bytes as f64) as u64;
     let memory_latency_scale = rule.scale(device.limits.max_warps_per_sm, warps_in_round);
     // The DRAM activates a row at most every `ns_per_activation` (all channels together).
     let activation = device.dram_activation();
@@ -1276,6 +1281,7 @@ pub fn run_with(
         l1_bytes_per_block: l1_block_bytes,
         l2_bytes_per_sm: device.l2_cache_bytes / n_sm,
         l2_simulated_bytes: l2_sim_bytes,
+        l2_share,
         resident_blocks: resident,
         wave_blocks_simulated: wave.len(),
         above_block_in_l2,
@@ -1564,6 +1570,74 @@ fn global_sectors_in_order<'a>(warps: impl Iterator<Item = &'a WarpTrace>) -> Ve
     out
 }
 
+/// The simulated blocks' share of the L2: their distinct global sectors over an estimate of the
+/// distinct sectors of all the blocks resident at once, not their share of the block count.
+/// Blocks that run together often read the same data (a stencil's halo rows, the rows of a
+/// matrix its neighbours also read), and the L2 holds each sector once.
+///
+/// Each resident block beyond the simulated ones adds what its neighbours did not read: the
+/// share of the next block's sectors the representative block did not read (along x), times
+/// the share of the representative's sectors the block one grid row earlier did not read (along
+/// y, when a grid row is shorter than the resident blocks, so that such neighbours run at the
+/// same time). Without emulated neighbours the blocks share nothing, and the share is the
+/// simulated blocks' count over the resident blocks'.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct L2Share {
+    /// Distinct sectors of the simulated blocks (the wave blocks and the block left in the L2).
+    pub simulated_sectors: usize,
+    /// Distinct sectors of the representative block.
+    pub block_sectors: usize,
+    /// The share of a block's sectors its running neighbours did not read (1 without any).
+    pub new_fraction: f64,
+}
+
+impl L2Share {
+    fn of(
+        em: &Emulation,
+        wave: &[u64],
+        warm_above: Option<u64>,
+        grid_x: u32,
+        resident: u64,
+    ) -> Self {
+        let Some(sharing) = em.sharing() else {
+            return Self::default();
+        };
+        // Along y only when a grid row is shorter than the resident blocks: then the block a
+        // row earlier runs at the same time.
+        let y_together = u64::from(grid_x) < resident;
+        let new_fraction = sharing.new_along_x.unwrap_or(1.0)
+            * sharing.new_along_y.filter(|_| y_together).unwrap_or(1.0);
+        let mut union = std::collections::HashSet::new();
+        for &b in wave {
+            union.extend(em.block_global_sectors(b));
+        }
+        if let Some(a) = warm_above {
+            union.extend(em.block_global_sectors(a));
+        }
+        Self {
+            simulated_sectors: union.len(),
+            block_sectors: sharing.block_sectors,
+            new_fraction,
+        }
+    }
+
+    /// The fraction of the L2 the simulated blocks (`simulated`, of `resident`) get.
+    fn fraction(&self, simulated: usize, resident: u64) -> f64 {
+        if self.block_sectors == 0 {
+            return simulated as f64 / (resident as f64).max(simulated as f64).max(1.0);
+        }
+        self.simulated_sectors as f64 / self.resident_sectors(simulated, resident).max(1.0)
+    }
+
+    /// Distinct sectors of the resident blocks, estimated.
+    pub fn resident_sectors(&self, simulated: usize, resident: u64) -> f64 {
+        let others = (resident as f64 - simulated as f64).max(0.0)
+            * self.block_sectors as f64
+            * self.new_fraction;
+        self.simulated_sectors as f64 + others
+    }
+}
+
 /// Requests per warp that the cache simulation runs before the compressed operations so far
 /// are handed to the round.
 const OVERLAP_PIECE_REQUESTS: usize = 256;
@@ -1732,6 +1806,7 @@ pub fn predict_with_rule(
         )
         .with("l1_bytes_per_block", r.l1_bytes_per_block)
         .with("l2_simulated_bytes", r.l2_simulated_bytes)
+        .with("l2_new_sector_fraction", r.l2_share.new_fraction)
         .with("resident_blocks", r.resident_blocks)
         .with("wave_blocks_simulated", r.wave_blocks_simulated)
         .with("above_block_in_l2", r.above_block_in_l2)
@@ -1780,7 +1855,7 @@ pub fn predict_with_rule(
         r.launch_overhead_us, lat.architecture
     ));
     p.notes.push(format!(
-        "every block of the round replays sampled block {} (the interior class); caches: its {} warps with an L1 of {} bytes (the SM's {} bytes shared by {n_round} blocks), {}, and an L2 shared with {} more blocks running at the same time{} ({} bytes: the device's {} bytes x {} / {} resident blocks)",
+        "every block of the round replays sampled block {} (the interior class); caches: its {} warps with an L1 of {} bytes (the SM's {} bytes shared by {n_round} blocks), {}, and an L2 shared with {} more blocks running at the same time{} ({} bytes: the device's {} bytes x {})",
         r.representative_block,
         r.representative_warps,
         r.l1_bytes_per_block,
@@ -1796,8 +1871,22 @@ pub fn predict_with_rule(
         )),
         r.l2_simulated_bytes,
         device.l2_cache_bytes,
-        r.wave_blocks_simulated + usize::from(r.above_block_in_l2.is_some()),
-        r.resident_blocks
+        {
+            let simulated = r.wave_blocks_simulated + usize::from(r.above_block_in_l2.is_some());
+            let share = &r.l2_share;
+            if share.block_sectors == 0 {
+                format!("{simulated} / {} resident blocks", r.resident_blocks)
+            } else {
+                format!(
+                    "the {} distinct sectors of the {simulated} simulated blocks / the {:.0} of the {} resident blocks, estimated: each further block adds {:.1} % of its {} sectors, what the neighbours running with it did not read",
+                    share.simulated_sectors,
+                    share.resident_sectors(simulated, r.resident_blocks),
+                    r.resident_blocks,
+                    share.new_fraction * 100.0,
+                    share.block_sectors
+                )
+            }
+        }
     ));
     p.notes.push(format!(
         "DRAM at the achievable bandwidth: {} GB/s x dram_efficiency {}, or the row activations when slower ({:.2} cycles per sector per SM); stores are written back once per sector (L2 write-back, no fetch on write)",
@@ -2897,17 +2986,88 @@ LOOP:
 }
 "#;
 
-    #[test]
-    fn a_block_finds_in_the_l2_the_rows_the_block_above_read() {
-        use crate::device::catalogue;
-        use crate::device::latencies::for_device;
+    /// [`ROW_STENCIL`] parsed, a V100 with its latencies, and 16 registers a thread.
+    fn row_stencil_on_a_v100() -> (
+        kerneltime_ptx::ast::Module,
+        Device,
+        LatencyTable,
+        KernelResources,
+    ) {
         let (m, _) = kerneltime_ptx::parse(ROW_STENCIL);
-        let dev = catalogue::find("V100").unwrap().clone();
-        let lat = for_device(&dev).unwrap();
+        let dev = crate::device::catalogue::find("V100").unwrap().clone();
+        let lat = crate::device::latencies::for_device(&dev).unwrap();
         let res = KernelResources {
             registers_per_thread: 16,
             ..Default::default()
         };
+        (m, dev, lat, res)
+    }
+
+    #[test]
+    fn the_l2_is_shared_by_the_data_of_the_resident_blocks_not_their_count() {
+        let (m, dev, lat, res) = row_stencil_on_a_v100();
+        let share = |gx: u32| {
+            let args = crate::emulate::KernelArg::parse_all(&[&format!("2={}", gx * 32)]).unwrap();
+            let launch = LaunchDims {
+                grid: [gx, 64, 1],
+                block: [32, 1, 1],
+            };
+            let em = emulate(&m, "rows", launch, &args, Options::default()).unwrap();
+            predict(&dev, &em, res, &lat).unwrap().1
+        };
+        // A block reads 8 rows of 4 sectors and writes 4: 36 sectors. The next block in x reads
+        // other columns (nothing shared); the block above read 7 of its 8 rows. A V100 holds
+        // 80 x 32 one-warp blocks at once, so with 64 blocks a row the block above runs at the
+        // same time: each further block adds 8 of its 36 sectors.
+        let r = share(64);
+        assert_eq!(r.l2_share.block_sectors, 36);
+        assert_eq!(r.l2_share.new_fraction, 8.0 / 36.0);
+        // With 8192 blocks a row the block above ran long before: nothing is shared.
+        assert_eq!(share(8192).l2_share.new_fraction, 1.0);
+        // The fraction of the L2: the simulated blocks' distinct sectors over theirs plus what
+        // the other resident blocks add.
+        let s = L2Share {
+            simulated_sectors: 4264,
+            block_sectors: 1062,
+            new_fraction: 0.119,
+        };
+        // 4264 / (4264 + (136 - 5) x 1062 x 0.119) = 4264 / 20819.5
+        assert!((s.fraction(5, 136) - 0.204_808).abs() < 1e-6);
+        // Without neighbours (no sectors counted), the count of blocks decides.
+        assert_eq!(L2Share::default().fraction(2, 100), 0.02);
+        // Blocks that all read the same data leave the whole L2 to the simulated ones.
+        let all_shared = L2Share {
+            new_fraction: 0.0,
+            ..s
+        };
+        assert_eq!(all_shared.fraction(5, 136), 1.0);
+    }
+
+    #[test]
+    fn the_compulsory_dram_traffic_counts_the_rows_neighbours_share_once() {
+        let (m, _, lat, _) = row_stencil_on_a_v100();
+        // 64 x 64 blocks of 32 threads: block (x, y) reads rows y..y+7 of its 32-float column
+        // slab and writes row y. The launch touches rows 0..70 of the input and 0..63 of the
+        // output, 4 sectors each per slab: (71 + 64) x 64 x 4 = 34,560 sectors, 1,105,920 bytes.
+        let args = crate::emulate::KernelArg::parse_all(&["2=2048"]).unwrap();
+        let launch = LaunchDims {
+            grid: [64, 64, 1],
+            block: [32, 1, 1],
+        };
+        let em = emulate(&m, "rows", launch, &args, Options::default()).unwrap();
+        let sharing = em.sharing().unwrap();
+        assert_eq!(sharing.new_along_x, Some(1.0));
+        assert_eq!(sharing.new_along_y, Some(8.0 / 36.0));
+        let exact = 1_105_920.0;
+        let dram = bounds::launch_work(&em, &lat.values).dram_bytes;
+        // Each block adds its new row and its output row (8 of its 36 sectors): 4,096 x 8
+        // sectors, what the launch touches but the first block's 7 extra input rows per slab.
+        assert!(dram <= exact && dram >= 0.9 * exact, "{dram}");
+    }
+
+    #[test]
+    fn a_block_finds_in_the_l2_the_rows_the_block_above_read() {
+        let (m, dev, lat, res) = row_stencil_on_a_v100();
         // The representative block's 8 loads: the fraction of each one's 4 sectors that went
         // to DRAM.
         let dram_per_load = |gx: u32| {

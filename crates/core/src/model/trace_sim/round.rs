@@ -778,7 +778,11 @@ pub(super) mod tests {
                 x ^= x << 17;
                 let leaf = (x % n as u64) as usize;
                 // One in eight re-keyings leaves the warp without a report.
-                let key = if x.is_multiple_of(8) { IDLE } else { (x >> 20) % 1000 };
+                let key = if x.is_multiple_of(8) {
+                    IDLE
+                } else {
+                    (x >> 20) % 1000
+                };
                 keys[leaf] = key;
                 let root = tree.set(leaf, key);
                 let expected = *keys.iter().min().unwrap();
