@@ -255,18 +255,22 @@ pub fn launch_work(em: &Emulation, lat: &Latencies) -> Work {
     // Each block's distinct sectors reach the L2 from its own SM's L1. From DRAM, a sector the
     // neighbouring blocks also read (a stencil's halo rows) comes once: the blocks a sampled
     // block stands for add only the share of its sectors their neighbours did not read.
+    // Counted per block in block order first, so that the sum does not depend on the order a
+    // hash map hands the sectors out.
+    let mut shared_sectors = 0u64;
+    let mut own_sectors: std::collections::BTreeMap<u64, u64> = Default::default();
+    for (b, shared) in sectors.iter().flat_map(|m| m.values()) {
+        if *shared {
+            shared_sectors += 1;
+        } else {
+            *own_sectors.entry(*b).or_default() += 1;
+        }
+    }
     let distinct = |new_fraction: f64| {
-        32.0 * sectors
+        32.0 * own_sectors
             .iter()
-            .flat_map(|m| m.values())
-            .map(|(b, shared)| {
-                if *shared {
-                    1.0
-                } else {
-                    (weight[b] * new_fraction).max(1.0)
-                }
-            })
-            .sum::<f64>()
+            .map(|(b, &n)| n as f64 * (weight[b] * new_fraction).max(1.0))
+            .fold(shared_sectors as f64, |sum, x| sum + x)
     };
     w.l2_bytes += distinct(1.0);
     w.dram_bytes = distinct(em.sharing().map_or(1.0, |s| s.new_fraction()));

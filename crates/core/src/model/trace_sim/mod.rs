@@ -1062,20 +1062,18 @@ pub fn run_with(
     };
     // What the block one grid row earlier read is still in the L2 when the blocks launched
     // since (a row of the grid) read no more than the L2 holds.
+    // (Some whenever the block above was emulated.)
+    let sharing = em.sharing();
     let warm_l2 = em
         .above
         .filter(|_| {
-            let footprint: std::collections::HashSet<u64> =
-                global_sectors_in_order(em.block_warps(rep.linear))
-                    .into_iter()
-                    .collect();
-            footprint.len() as u64 * SECTOR as u64 * u64::from(launch.grid[0])
-                <= device.l2_cache_bytes
+            let footprint = sharing.map_or(0, |s| s.block_sectors) as u64;
+            footprint * SECTOR as u64 * u64::from(launch.grid[0]) <= device.l2_cache_bytes
         })
         .map_or_else(Vec::new, |a| global_sectors_in_order(em.block_warps(a)));
     let above_block_in_l2 = em.above.filter(|_| !warm_l2.is_empty());
     let l2_blocks = wave.len() + usize::from(above_block_in_l2.is_some());
-    let l2_share = L2Share::of(em, &wave, above_block_in_l2, launch.grid[0], resident);
+    let l2_share = L2Share::of(em, sharing, &wave, &warm_l2, launch.grid[0], resident);
     let l2_sim_bytes = (device.l2_cache_bytes as f64 * l2_share.fraction(l2_blocks, resident))
         .min(device.l2_cache_bytes as f64) as u64;
     let memory_latency_scale = rule.scale(device.limits.max_warps_per_sm, warps_in_round);
@@ -1592,14 +1590,17 @@ pub struct L2Share {
 }
 
 impl L2Share {
+    /// From the emulation's [`Emulation::sharing`], the simulated wave blocks and the sectors
+    /// left in the L2 first.
     fn of(
         em: &Emulation,
+        sharing: Option<crate::emulate::Sharing>,
         wave: &[u64],
-        warm_above: Option<u64>,
+        warm_l2: &[u64],
         grid_x: u32,
         resident: u64,
     ) -> Self {
-        let Some(sharing) = em.sharing() else {
+        let Some(sharing) = sharing else {
             return Self::default();
         };
         // Along y only when a grid row is shorter than the resident blocks: then the block a
@@ -1611,9 +1612,7 @@ impl L2Share {
         for &b in wave {
             union.extend(em.block_global_sectors(b));
         }
-        if let Some(a) = warm_above {
-            union.extend(em.block_global_sectors(a));
-        }
+        union.extend(warm_l2);
         Self {
             simulated_sectors: union.len(),
             block_sectors: sharing.block_sectors,
