@@ -32,8 +32,12 @@ pub struct Latencies {
     pub shared_load: f64,
     pub l2_hit: f64,
     pub dram: f64,
+    /// A constant-bank operand (`c[bank][offset]` of an arithmetic instruction), cycles.
     #[serde(rename = "const")]
     pub const_: f64,
+    /// A constant load at a register address (`LDC`, an indexed `ld.const`): a load through
+    /// the constant cache, cycles to its result on a hit.
+    pub const_ldc: f64,
     pub int: f64,
     pub int_mul: f64,
     pub fp32: f64,
@@ -112,6 +116,7 @@ pub const FIELDS: &[&str] = &[
     "l2_hit",
     "dram",
     "const",
+    "const_ldc",
     "int",
     "int_mul",
     "fp32",
@@ -162,6 +167,7 @@ impl Latencies {
             "l2_hit" => &mut self.l2_hit,
             "dram" => &mut self.dram,
             "const" => &mut self.const_,
+            "const_ldc" => &mut self.const_ldc,
             "int" => &mut self.int,
             "int_mul" => &mut self.int_mul,
             "fp32" => &mut self.fp32,
@@ -551,7 +557,7 @@ mod tests {
                 );
             }
             // The latencies proper still come from the shared latency table.
-            for f in &FIELDS[..12] {
+            for f in &FIELDS[..13] {
                 assert!(r.sources[*f].contains("arch_defaults.csv"), "{cc} {f}");
             }
         }

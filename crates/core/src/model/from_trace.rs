@@ -75,7 +75,8 @@ fn latency_of(l: &Latencies, c: LatencyClass) -> f64 {
         LatencyClass::Fp32Sequence => trace_sim::sequence_latency(l, false),
         LatencyClass::Fp64Sequence => trace_sim::sequence_latency(l, true),
         LatencyClass::Convert => l.convert,
-        LatencyClass::Param | LatencyClass::ConstLoad => l.const_,
+        LatencyClass::Param => l.const_,
+        LatencyClass::ConstLoad => l.const_ldc,
         _ => l.int,
     }
 }

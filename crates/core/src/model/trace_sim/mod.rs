@@ -10,7 +10,8 @@
 //!   its unit (integer, fp32, fp64, special function, conversions; each takes a warp
 //!   instruction every `32 / (results per clock per SM / schedulers)` cycles, side by side;
 //!   shifts and compares take the integer unit at their own rates; what ptxas folds, predicate
-//!   logic into a compare and fixed-address constants into operands, is not issued) is free
+//!   logic into a compare and fixed-address constants into operands, is not issued; a
+//!   constant at a register address is an `LDC`, its result `const_ldc` later) is free
 //!   and its operands are ready; an instruction after a branch waits until the branch has
 //!   resolved (the integer latency). The comp operation holds the warp's scheduler for its
 //!   dispatches or its busiest unit, whichever is longer, and the warp until its last result is
@@ -324,7 +325,9 @@ fn class_costs(
         LatencyClass::Fp64Sequence => sequence(FP64_SEQUENCE_FMAS, l.fp64, fp64, FP64),
         LatencyClass::Convert => one(l.convert, issue(l.convert_per_clk_sm), CVT),
         LatencyClass::Convert64 => one(l.convert, issue(l.convert64_per_clk_sm), CVT64),
-        LatencyClass::Param | LatencyClass::ConstLoad => one(l.const_, 1.0, NO_PIPE),
+        LatencyClass::Param => one(l.const_, 1.0, NO_PIPE),
+        // A constant load at a register address is an LDC through the constant cache.
+        LatencyClass::ConstLoad => one(l.const_ldc, 1.0, NO_PIPE),
         // The barrier instruction's own issue: the scheduler's share of the SM's barrier rate.
         LatencyClass::Barrier => one(0.0, issue(l.barrier_per_clk_sm), NO_PIPE),
         // Folded by ptxas into a compare or an operand: no dispatch, no unit.
@@ -2852,8 +2855,10 @@ mod tests {
         // Four independent fmas, one dispatch each; the last result after 3 dispatches and
         // the fp32 latency.
         assert_eq!(runs[1], (4.0, 3.0 + lat.fp32));
-        // The LDC, then its fma after the constant latency.
-        assert_eq!(runs[2], (2.0, lat.const_ + lat.fp32));
+        // The LDC, then its fma after the LDC's latency (a load through the constant cache,
+        // not the operand's 4 cycles).
+        assert!(lat.const_ldc > lat.const_);
+        assert_eq!(runs[2], (2.0, lat.const_ldc + lat.fp32));
     }
 
     #[test]
