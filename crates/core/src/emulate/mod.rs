@@ -287,9 +287,10 @@ pub struct Sharing {
 }
 
 impl Sharing {
-    /// The share of a block's sectors that no neighbour read (1 when nothing is shared).
-    pub fn new_fraction(&self) -> f64 {
-        self.new_along_x.unwrap_or(1.0) * self.new_along_y.unwrap_or(1.0)
+    /// The share of a block's sectors that no neighbour read (1 when nothing is shared); the
+    /// neighbour a grid row earlier counts only `along_y`.
+    pub fn new_fraction(&self, along_y: bool) -> f64 {
+        self.new_along_x.unwrap_or(1.0) * self.new_along_y.filter(|_| along_y).unwrap_or(1.0)
     }
 }
 

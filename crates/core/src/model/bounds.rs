@@ -273,7 +273,7 @@ pub fn launch_work(em: &Emulation, lat: &Latencies) -> Work {
             .fold(shared_sectors as f64, |sum, x| sum + x)
     };
     w.l2_bytes += distinct(1.0);
-    w.dram_bytes = distinct(em.sharing().map_or(1.0, |s| s.new_fraction()));
+    w.dram_bytes = distinct(em.sharing().map_or(1.0, |s| s.new_fraction(true)));
     w.unit_cycles_sm = unit_cycles.values().copied().fold(0.0, f64::max);
     w.hot_atomic_lanes = hot_atomic_lanes(em);
     w

@@ -1063,10 +1063,11 @@ pub fn run_with(
     } else {
         vec![rep.linear]
     };
+    // How much of its data the representative block shares with its neighbours (`Some`
+    // whenever the block above was emulated).
+    let sharing = em.sharing();
     // What the block one grid row earlier read is still in the L2 when the blocks launched
     // since (a row of the grid) read no more than the L2 holds.
-    // (Some whenever the block above was emulated.)
-    let sharing = em.sharing();
     let warm_l2 = em
         .above
         .filter(|_| {
@@ -1608,9 +1609,7 @@ impl L2Share {
         };
         // Along y only when a grid row is shorter than the resident blocks: then the block a
         // row earlier runs at the same time.
-        let y_together = u64::from(grid_x) < resident;
-        let new_fraction = sharing.new_along_x.unwrap_or(1.0)
-            * sharing.new_along_y.filter(|_| y_together).unwrap_or(1.0);
+        let new_fraction = sharing.new_fraction(u64::from(grid_x) < resident);
         let mut union = std::collections::HashSet::new();
         for &b in wave {
             union.extend(em.block_global_sectors(b));
@@ -1629,6 +1628,20 @@ impl L2Share {
             return simulated as f64 / (resident as f64).max(simulated as f64).max(1.0);
         }
         self.simulated_sectors as f64 / self.resident_sectors(simulated, resident).max(1.0)
+    }
+
+    /// How the share was found, for the notes.
+    fn describe(&self, simulated: usize, resident: u64) -> String {
+        if self.block_sectors == 0 {
+            return format!("{simulated} / {resident} resident blocks");
+        }
+        format!(
+            "the {} distinct sectors of the {simulated} simulated blocks / the {:.0} of the {resident} resident blocks, estimated: each further block adds {:.1} % of its {} sectors, what the neighbours running with it did not read",
+            self.simulated_sectors,
+            self.resident_sectors(simulated, resident),
+            self.new_fraction * 100.0,
+            self.block_sectors
+        )
     }
 
     /// Distinct sectors of the resident blocks, estimated.
@@ -1873,22 +1886,10 @@ pub fn predict_with_rule(
         )),
         r.l2_simulated_bytes,
         device.l2_cache_bytes,
-        {
-            let simulated = r.wave_blocks_simulated + usize::from(r.above_block_in_l2.is_some());
-            let share = &r.l2_share;
-            if share.block_sectors == 0 {
-                format!("{simulated} / {} resident blocks", r.resident_blocks)
-            } else {
-                format!(
-                    "the {} distinct sectors of the {simulated} simulated blocks / the {:.0} of the {} resident blocks, estimated: each further block adds {:.1} % of its {} sectors, what the neighbours running with it did not read",
-                    share.simulated_sectors,
-                    share.resident_sectors(simulated, r.resident_blocks),
-                    r.resident_blocks,
-                    share.new_fraction * 100.0,
-                    share.block_sectors
-                )
-            }
-        }
+        r.l2_share.describe(
+            r.wave_blocks_simulated + usize::from(r.above_block_in_l2.is_some()),
+            r.resident_blocks
+        )
     ));
     p.notes.push(format!(
         "DRAM at the achievable bandwidth: {} GB/s x dram_efficiency {}, or the row activations when slower ({:.2} cycles per sector per SM); stores are written back once per sector (L2 write-back, no fetch on write)",
