@@ -192,10 +192,20 @@ impl Feed {
     /// Sends the next operations of `program`; `last` ends it. False when the programs are
     /// gone (the round stopped).
     pub fn send(&mut self, program: usize, ops: &[SimOp], last: bool) -> bool {
-        let mut steps: Vec<u32> = ops
-            .iter()
+        let steps = self.number(ops);
+        self.send_steps(program, steps, last)
+    }
+
+    /// The operations as step numbers of this feed, for [`Feed::send_steps`].
+    pub fn number(&mut self, ops: &[SimOp]) -> Vec<u32> {
+        ops.iter()
             .map(|op| self.interner.number(Step::of(op)))
-            .collect();
+            .collect()
+    }
+
+    /// Sends the next steps of `program`, numbered by [`Feed::number`] (the same numbers may
+    /// go to several programs); `last` ends it. False when the programs are gone.
+    pub fn send_steps(&mut self, program: usize, mut steps: Vec<u32>, last: bool) -> bool {
         if last {
             steps.push(END_NUMBER);
         }
