@@ -1219,9 +1219,10 @@ pub fn run_with(
         Overlap::Off => false,
     };
     let schedulers = device.warp_schedulers_per_sm;
-    let (pipeline_cycles, cache, traffic, sim_ops, waves, activations_per_sector, costs) =
+    // `twin`: the warps of a kind (see `twins`), for the tail's compression too.
+    let (pipeline_cycles, cache, traffic, twin, sim_ops, waves, activations_per_sector, costs) =
         if overlap {
-            let ((c, ops), (cache, traffic), (aps, costs)) = overlapped_round(
+            let ((c, ops), produced, (aps, costs)) = overlapped_round(
                 &sim_warps,
                 &em.regs,
                 n_rep,
@@ -1234,7 +1235,12 @@ pub fn run_with(
                 n_round,
                 schedulers,
             );
-            (c, cache, traffic, ops, None, aps, costs)
+            let Produced {
+                cache,
+                traffic,
+                twin,
+            } = produced;
+            (c, cache, traffic, twin, ops, None, aps, costs)
         } else {
             let activations_per_sector = row_pass();
             let costs = costs_for(main.1, activations_per_sector);
@@ -1270,6 +1276,7 @@ pub fn run_with(
                 cycles,
                 cache,
                 traffic,
+                twin,
                 ops,
                 waves,
                 activations_per_sector,
@@ -1280,7 +1287,6 @@ pub fn run_with(
     let tail_cycles = match tail {
         Some((t, sms)) => {
             let c = costs_for(sms, activations_per_sector);
-            let twin = twins(&sim_warps[..n_rep]);
             let programs = compress_all(&sim_warps[..n_rep], &twin, &em.regs, &cache.hits, l, &c);
             round::simulate(
                 &mut round::Programs::complete(&programs),
@@ -1712,6 +1718,14 @@ impl L2Share {
 /// are handed to the round.
 const OVERLAP_PIECE_REQUESTS: usize = 256;
 
+/// What the second thread of [`overlapped_round`] hands back besides the programs.
+struct Produced {
+    cache: CacheResult,
+    traffic: Traffic,
+    /// The warps of a kind ([`twins`]).
+    twin: Vec<Option<usize>>,
+}
+
 /// The caches and the compression on a second thread, streaming the programs of the first
 /// `n_rep` warps (the representative block) into the round simulation on this one.
 ///
@@ -1720,7 +1734,8 @@ const OVERLAP_PIECE_REQUESTS: usize = 256;
 /// compression catches up with them when the costs arrive. The bounds' traffic is summed there
 /// too, once the caches are done, while the round still runs.
 ///
-/// Returns ((pipeline cycles, operations), (caches, traffic), (activations per sector, costs)).
+/// Returns ((pipeline cycles, operations), what the second thread found, (activations per
+/// sector, costs)).
 #[allow(clippy::too_many_arguments)]
 fn overlapped_round(
     warps: &[&WarpTrace],
@@ -1731,7 +1746,7 @@ fn overlapped_round(
     costs: impl FnOnce() -> (f64, Costs),
     n_round: u32,
     schedulers: u32,
-) -> ((f64, usize), (CacheResult, Traffic), (f64, Costs)) {
+) -> ((f64, usize), Produced, (f64, Costs)) {
     let (mut feed, mut programs) = round::Feed::new(n_rep);
     let (costs_tx, costs_rx) = std::sync::mpsc::sync_channel::<Costs>(1);
     std::thread::scope(|scope| {
@@ -1751,7 +1766,11 @@ fn overlapped_round(
             let finish = |sim: cache::CacheSim<'_>| {
                 let cache = sim.finish();
                 let traffic = Traffic::of(&warps[..n_rep], &cache.hits);
-                (cache, traffic)
+                Produced {
+                    cache,
+                    traffic,
+                    twin: twin.clone(),
+                }
             };
             // A send fails only when the round has stopped listening (it panicked), and the
             // costs fail to come only when that thread panicked first: stop too.
@@ -1804,6 +1823,7 @@ fn overlapped_round(
                             };
                             if let Some(i) = same {
                                 follow[k] = Some(i);
+                                // Kept as this warp's piece: a later warp may follow it.
                                 pieces[k] = pieces[i].clone();
                                 if !pieces[k].is_empty()
                                     && !feed.send_steps(k, pieces[k].clone(), false)
@@ -2610,11 +2630,11 @@ mod tests {
         assert_ne!(own[0], own[2]);
         assert_eq!(compress_all(&refs, &twin, &[], h, &lat, &costs), own);
         let expected = round::simulate(&mut round::Programs::complete(&own), 2, 4);
-        let ((cycles, ops), (streamed_cache, _), _) =
+        let ((cycles, ops), produced, _) =
             overlapped_round(&refs, &[], 4, &setup, &lat, || (0.0, costs), 2, 4);
         assert_eq!(cycles.to_bits(), expected.to_bits());
         assert_eq!(ops, own.iter().map(Vec::len).sum::<usize>());
-        assert_eq!(streamed_cache, cache);
+        assert_eq!(produced.cache, cache);
     }
 
     #[test]
