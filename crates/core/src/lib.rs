@@ -22,6 +22,7 @@ pub mod error;
 pub mod eval;
 pub mod explore;
 pub mod fit;
+pub mod hash;
 pub mod memory;
 pub mod model;
 pub mod progress;

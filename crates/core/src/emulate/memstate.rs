@@ -8,7 +8,7 @@
 //! other blocks are not ordered with the sampled block's loads). Nothing here decides which
 //! memory an access goes to.
 
-use std::collections::HashMap;
+use crate::hash::FastMap;
 
 const PAGE_BITS: u32 = 12;
 const PAGE: usize = 1 << PAGE_BITS;
@@ -24,7 +24,7 @@ struct Page {
 #[derive(Clone, Default)]
 pub(super) struct Memory {
     pages: Vec<Page>,
-    index: HashMap<u64, u32>,
+    index: FastMap<u64, u32>,
     /// The last page looked up: (page number, slot).
     last: Option<(u64, u32)>,
 }

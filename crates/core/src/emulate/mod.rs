@@ -49,6 +49,7 @@
 mod alu;
 pub mod args;
 pub mod decode;
+pub mod dependence;
 pub mod hints;
 pub mod kernel_file;
 pub mod launch;
@@ -175,6 +176,24 @@ pub struct Emulation {
     pub unknown: UnknownData,
     /// What depended on unknown data.
     pub data_dependence: DataDependence,
+    /// [`Emulation::footprint`], computed on first use from `warps` and `sampled_blocks` (an
+    /// emulation is not changed after it is made).
+    footprint: std::sync::OnceLock<Footprint>,
+    /// [`Emulation::parallelism`], likewise.
+    parallelism: std::sync::OnceLock<Vec<(f64, f64)>>,
+}
+
+/// The global sectors the sampled blocks (those standing for at least one block of the launch)
+/// load or store without atomics, in two sets, sectors read and sectors written: per block the
+/// sectors of a set only that block touched, and how many of a set's sectors several blocks
+/// touched. The launch's compulsory DRAM and L2 traffic (`model::bounds`) follow from it with
+/// the blocks each sampled block stands for.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Footprint {
+    /// Sectors (of either set) that more than one sampled block touched.
+    pub shared_sectors: u64,
+    /// Per sampled block (linear index): its sectors (of either set) no other block touched.
+    pub own_sectors: std::collections::BTreeMap<u64, u64>,
 }
 
 /// Register numbers an instruction writes and reads (`NO_REG` for an empty slot).
@@ -222,6 +241,60 @@ impl Emulation {
     /// The traces of one sampled block.
     pub fn block_warps(&self, linear: u64) -> impl Iterator<Item = &WarpTrace> {
         self.warps.iter().filter(move |w| w.block_linear == linear)
+    }
+
+    /// The sampled blocks' global sectors ([`Footprint`]), counted once per emulation: every
+    /// device's bound reads the same one.
+    pub fn footprint(&self) -> &Footprint {
+        self.footprint.get_or_init(|| {
+            use crate::workload::trace::{Atomic, MemSpace};
+            let counted: crate::hash::FastSet<u64> = self
+                .sampled_blocks
+                .iter()
+                .filter(|b| b.represents > 0)
+                .map(|b| b.linear)
+                .collect();
+            // sector -> (first block, touched by several), for sectors read and sectors
+            // written: a sector a kernel loads and then stores crosses the DRAM bus twice
+            // (read, then the dirty sector written back), one it only stores once.
+            let mut sectors: [crate::hash::FastMap<u64, (u64, bool)>; 2] = Default::default();
+            for t in self
+                .warps
+                .iter()
+                .filter(|t| counted.contains(&t.block_linear))
+            {
+                for a in &t.accesses {
+                    if a.space != MemSpace::Global || a.atomic != Atomic::No {
+                        continue;
+                    }
+                    let touched = &mut sectors[usize::from(a.store)];
+                    for &s in &t.sector_ids[a.sector_start as usize..a.sector_end as usize] {
+                        let e = touched.entry(s).or_insert((t.block_linear, false));
+                        if e.0 != t.block_linear {
+                            e.1 = true;
+                        }
+                    }
+                }
+            }
+            // Counted per block in block order, so that the sums do not depend on the order a
+            // hash map hands the sectors out.
+            let mut f = Footprint::default();
+            for (b, shared) in sectors.iter().flat_map(|m| m.values()) {
+                if *shared {
+                    f.shared_sectors += 1;
+                } else {
+                    *f.own_sectors.entry(*b).or_default() += 1;
+                }
+            }
+            f
+        })
+    }
+
+    /// ILP and MLP of each warp, in `warps` order ([`dependence`]), analysed once per
+    /// emulation: every device's figures read the same.
+    pub fn parallelism(&self) -> &[(f64, f64)] {
+        self.parallelism
+            .get_or_init(|| dependence::parallelism(self))
     }
 
     /// The distinct global sectors one emulated block reads or writes.
@@ -498,5 +571,7 @@ pub fn emulate_with(
         above,
         unknown: opts.unknown,
         data_dependence: dd,
+        footprint: std::sync::OnceLock::new(),
+        parallelism: std::sync::OnceLock::new(),
     })
 }

@@ -19,7 +19,7 @@ use serde::Serialize;
 use crate::device::latencies::Latencies;
 use crate::device::Device;
 use crate::emulate::Emulation;
-use crate::workload::trace::{Atomic, LatencyClass, MemSpace};
+use crate::workload::trace::{LatencyClass, MemSpace};
 
 /// The bounds of one launch, microseconds (the launch overhead included in none but `launch_us`).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -203,12 +203,10 @@ pub fn launch_work(em: &Emulation, lat: &Latencies) -> Work {
         .filter(|b| b.represents > 0)
         .map(|b| (b.linear, b.represents as f64))
         .collect();
-    // sector -> (first block, touched by several), for sectors read and sectors written: a
-    // sector a kernel loads and then stores crosses the DRAM bus twice (read, then the dirty
-    // sector written back), one it only stores once (a whole-sector write needs no fetch).
-    let mut sectors: [HashMap<u64, (u64, bool)>; 2] = [HashMap::new(), HashMap::new()];
     let mut w = Work::default();
-    let mut unit_cycles: HashMap<LatencyClass, f64> = HashMap::new();
+    // Per unit (indexed by the class `unit_of` names), and per warp the cycles one op of each
+    // class adds (an array lookup per op: this loop runs over every emulated instruction).
+    let mut unit_cycles = [0.0f64; LatencyClass::ALL.len()];
     let policy = crate::memory::cache::L1Policy {
         global_loads: lat.global_loads_cached_in_l1,
         opt_in: lat.global_l1_opt_in,
@@ -219,6 +217,9 @@ pub fn launch_work(em: &Emulation, lat: &Latencies) -> Work {
         .filter(|t| weight.contains_key(&t.block_linear))
     {
         let r = weight[&t.block_linear];
+        let op_cycles = LatencyClass::ALL.map(|c| {
+            unit_rate(lat, c).map(|rate| (unit_of(c) as usize, r * 32.0 / rate.max(1e-9)))
+        });
         for op in &t.ops {
             // What ptxas folds (predicate logic, constant operands) is no instruction of its own.
             if op.latency.is_issued() {
@@ -227,8 +228,8 @@ pub fn launch_work(em: &Emulation, lat: &Latencies) -> Work {
             if op.latency == LatencyClass::Fp32 {
                 w.fp32_lane_ops += r * 32.0;
             }
-            if let Some(rate) = unit_rate(lat, op.latency) {
-                *unit_cycles.entry(unit_of(op.latency)).or_default() += r * 32.0 / rate.max(1e-9);
+            if let Some((unit, cycles)) = op_cycles[op.latency as usize] {
+                unit_cycles[unit] += cycles;
             }
         }
         for a in &t.accesses {
@@ -240,32 +241,13 @@ pub fn launch_work(em: &Emulation, lat: &Latencies) -> Work {
             if !policy.caches(a) {
                 w.l2_bytes += r * 32.0 * f64::from(a.sectors);
             }
-            if a.atomic != Atomic::No || a.space == MemSpace::Local {
-                continue;
-            }
-            let touched = &mut sectors[usize::from(a.store)];
-            for &s in &t.sector_ids[a.sector_start as usize..a.sector_end as usize] {
-                let e = touched.entry(s).or_insert((t.block_linear, false));
-                if e.0 != t.block_linear {
-                    e.1 = true;
-                }
-            }
         }
     }
     // Each block's distinct sectors reach the L2 from its own SM's L1. From DRAM, a sector the
     // neighbouring blocks also read (a stencil's halo rows) comes once: the blocks a sampled
     // block stands for add only the share of its sectors their neighbours did not read.
-    // Counted per block in block order first, so that the sum does not depend on the order a
-    // hash map hands the sectors out.
-    let mut shared_sectors = 0u64;
-    let mut own_sectors: std::collections::BTreeMap<u64, u64> = Default::default();
-    for (b, shared) in sectors.iter().flat_map(|m| m.values()) {
-        if *shared {
-            shared_sectors += 1;
-        } else {
-            *own_sectors.entry(*b).or_default() += 1;
-        }
-    }
+    let footprint = em.footprint();
+    let (shared_sectors, own_sectors) = (footprint.shared_sectors, &footprint.own_sectors);
     let distinct = |new_fraction: f64| {
         32.0 * own_sectors
             .iter()
@@ -274,7 +256,7 @@ pub fn launch_work(em: &Emulation, lat: &Latencies) -> Work {
     };
     w.l2_bytes += distinct(1.0);
     w.dram_bytes = distinct(em.sharing().map_or(1.0, |s| s.new_fraction(true)));
-    w.unit_cycles_sm = unit_cycles.values().copied().fold(0.0, f64::max);
+    w.unit_cycles_sm = unit_cycles.iter().copied().fold(0.0, f64::max);
     w.hot_atomic_lanes = hot_atomic_lanes(em);
     w
 }

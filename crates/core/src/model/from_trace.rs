@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use crate::device::latencies::{Latencies, Resolved as LatencyTable};
 use crate::device::Device;
-use crate::emulate::{Emulation, NO_REG};
+use crate::emulate::Emulation;
 use crate::error::{Error, Result};
 use crate::memory::cache::CacheResult;
 use crate::model::puchala::{KernelSpec, PuchalaInputs};
@@ -30,8 +30,7 @@ use crate::workload::params::ParamValues;
 use crate::workload::program::{Op, Program};
 use crate::workload::trace::{LatencyClass, MemSpace, TraceOp, WarpTrace};
 
-/// Instructions per window of the ILP/MLP analysis.
-pub const WINDOW: usize = 64;
+pub use crate::emulate::dependence::WINDOW;
 
 /// Per-warp figures of a kernel launch, from its traces.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -81,59 +80,6 @@ fn latency_of(l: &Latencies, c: LatencyClass) -> f64 {
     }
 }
 
-/// ILP and MLP of one trace by windowed dependency chains.
-fn ilp_mlp(w: &WarpTrace, em: &Emulation) -> (f64, f64) {
-    let (mut ilp_sum, mut ilp_n, mut mlp_sum, mut mlp_n) = (0.0, 0usize, 0.0, 0usize);
-    let mut writer: HashMap<u16, (u32, u32)> = HashMap::new();
-    for chunk in w.ops.chunks(WINDOW) {
-        writer.clear();
-        let (mut max_depth, mut max_mdepth, mut loads) = (1u32, 0u32, 0u32);
-        for op in chunk {
-            let Some(r) = em.regs.get(op.instr as usize) else {
-                continue;
-            };
-            let (mut d, mut md) = (0u32, 0u32);
-            for s in r.src.iter().filter(|&&s| s != NO_REG) {
-                if let Some(&(pd, pmd)) = writer.get(s) {
-                    d = d.max(pd);
-                    md = md.max(pmd);
-                }
-            }
-            let is_load = matches!(
-                op.latency,
-                LatencyClass::GlobalLoad | LatencyClass::LocalLoad
-            );
-            let d = d + 1;
-            let md = md + u32::from(is_load);
-            if is_load {
-                loads += 1;
-            }
-            max_depth = max_depth.max(d);
-            max_mdepth = max_mdepth.max(md);
-            for x in r.dst.iter().filter(|&&x| x != NO_REG) {
-                writer.insert(*x, (d, md));
-            }
-        }
-        ilp_sum += chunk.len() as f64 / f64::from(max_depth);
-        ilp_n += 1;
-        if loads > 0 {
-            mlp_sum += f64::from(loads) / f64::from(max_mdepth.max(1));
-            mlp_n += 1;
-        }
-    }
-    let ilp = if ilp_n == 0 {
-        1.0
-    } else {
-        ilp_sum / ilp_n as f64
-    };
-    let mlp = if mlp_n == 0 {
-        1.0
-    } else {
-        mlp_sum / mlp_n as f64
-    };
-    (ilp.max(1.0), mlp.max(1.0))
-}
-
 /// The per-warp mix of a launch, weighted by the blocks each sampled block stands for.
 pub fn mix(em: &Emulation, cache: &CacheResult, lat: &Latencies) -> TraceMix {
     let weight_of: HashMap<u64, f64> = em
@@ -166,7 +112,7 @@ pub fn mix(em: &Emulation, cache: &CacheResult, lat: &Latencies) -> TraceMix {
         (0.0, 0.0, 0.0, 0.0, 0.0);
     let (mut ways, mut shared_n, mut bytes) = (0.0, 0.0, 0.0);
     let (mut ilp, mut mlp) = (0.0, 0.0);
-    for w in &em.warps {
+    for (w, &(i, l)) in em.warps.iter().zip(em.parallelism()) {
         let wt = weight_of.get(&w.block_linear).copied().unwrap_or(1.0);
         wsum += wt;
         m.inst += wt * w.ops.len() as f64;
@@ -211,7 +157,6 @@ pub fn mix(em: &Emulation, cache: &CacheResult, lat: &Latencies) -> TraceMix {
                 MemSpace::Const => {}
             }
         }
-        let (i, l) = ilp_mlp(w, em);
         ilp += wt * i;
         mlp += wt * l;
     }

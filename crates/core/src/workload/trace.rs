@@ -72,6 +72,36 @@ pub enum LatencyClass {
 }
 
 impl LatencyClass {
+    /// Every class, in declaration order: `ALL[c as usize] == c`.
+    pub const ALL: [LatencyClass; 26] = [
+        LatencyClass::Int,
+        LatencyClass::IntMul,
+        LatencyClass::Fp32,
+        LatencyClass::Fp64,
+        LatencyClass::Special,
+        LatencyClass::IntDiv,
+        LatencyClass::Convert,
+        LatencyClass::Branch,
+        LatencyClass::Barrier,
+        LatencyClass::Param,
+        LatencyClass::GlobalLoad,
+        LatencyClass::GlobalStore,
+        LatencyClass::SharedLoad,
+        LatencyClass::SharedStore,
+        LatencyClass::LocalLoad,
+        LatencyClass::LocalStore,
+        LatencyClass::ConstLoad,
+        LatencyClass::Atomic,
+        LatencyClass::Convert64,
+        LatencyClass::Warp,
+        LatencyClass::Other,
+        LatencyClass::Fp32Sequence,
+        LatencyClass::Fp64Sequence,
+        LatencyClass::Shift,
+        LatencyClass::Compare,
+        LatencyClass::Folded,
+    ];
+
     /// Whether the instruction is one of SASS's own (not [`LatencyClass::Folded`] into another).
     pub fn is_issued(self) -> bool {
         self != LatencyClass::Folded
@@ -333,5 +363,19 @@ impl WarpTrace {
             *m.entry(op.latency).or_insert(0) += 1;
         }
         m
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::LatencyClass;
+
+    #[test]
+    fn all_classes_are_listed_at_their_discriminants() {
+        for (i, c) in LatencyClass::ALL.iter().enumerate() {
+            assert_eq!(*c as usize, i, "{c:?}");
+        }
+        // The last declared class closes the list: no class lies past it.
+        assert_eq!(LatencyClass::Folded as usize + 1, LatencyClass::ALL.len());
     }
 }

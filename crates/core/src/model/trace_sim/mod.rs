@@ -901,34 +901,7 @@ impl Scoreboard {
     }
 }
 
-const CLASSES: &[LatencyClass] = &[
-    LatencyClass::Int,
-    LatencyClass::IntMul,
-    LatencyClass::Fp32,
-    LatencyClass::Fp64,
-    LatencyClass::Special,
-    LatencyClass::IntDiv,
-    LatencyClass::Convert,
-    LatencyClass::Convert64,
-    LatencyClass::Branch,
-    LatencyClass::Barrier,
-    LatencyClass::Param,
-    LatencyClass::GlobalLoad,
-    LatencyClass::GlobalStore,
-    LatencyClass::SharedLoad,
-    LatencyClass::SharedStore,
-    LatencyClass::LocalLoad,
-    LatencyClass::LocalStore,
-    LatencyClass::ConstLoad,
-    LatencyClass::Atomic,
-    LatencyClass::Warp,
-    LatencyClass::Other,
-    LatencyClass::Fp32Sequence,
-    LatencyClass::Fp64Sequence,
-    LatencyClass::Shift,
-    LatencyClass::Compare,
-    LatencyClass::Folded,
-];
+const CLASSES: &[LatencyClass] = &LatencyClass::ALL;
 
 /// Everything the model computed besides the time.
 #[derive(Debug, Clone)]
