@@ -31,16 +31,8 @@ struct Writers {
 impl Writers {
     /// A table for every register `em`'s instructions name.
     fn new(em: &Emulation) -> Self {
-        let regs = em
-            .regs
-            .iter()
-            .flat_map(|r| r.src.iter().chain(&r.dst))
-            .filter(|&&x| x != NO_REG)
-            .map(|&x| usize::from(x) + 1)
-            .max()
-            .unwrap_or(0);
         Self {
-            table: vec![(0, 0, 0); regs],
+            table: vec![(0, 0, 0); super::register_count(&em.regs)],
             window: 0,
         }
     }

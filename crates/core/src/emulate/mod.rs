@@ -206,6 +206,17 @@ pub struct InstrRegs {
 /// An empty slot of [`InstrRegs`].
 pub const NO_REG: u16 = u16::MAX;
 
+/// One more than the highest register number `regs` write or read (0 when none): the size of a
+/// table indexed by register.
+pub fn register_count(regs: &[InstrRegs]) -> usize {
+    regs.iter()
+        .flat_map(|r| r.dst.iter().chain(&r.src))
+        .filter(|&&x| x != NO_REG)
+        .map(|&x| usize::from(x) + 1)
+        .max()
+        .unwrap_or(0)
+}
+
 fn instr_regs(d: &DInst) -> InstrRegs {
     let mut r = InstrRegs {
         dst: [NO_REG; 4],

@@ -793,15 +793,8 @@ struct Scoreboard {
 
 impl Scoreboard {
     fn new(regs: &[InstrRegs]) -> Self {
-        let registers = regs
-            .iter()
-            .flat_map(|r| r.dst.iter().chain(&r.src))
-            .filter(|&&x| x != NO_REG)
-            .map(|&x| usize::from(x) + 1)
-            .max()
-            .unwrap_or(0);
         Self {
-            ready: vec![0.0; registers],
+            ready: vec![0.0; crate::emulate::register_count(regs)],
             start: 0.0,
             dispatch_free: 0.0,
             unit_free: [0.0; PIPES],
