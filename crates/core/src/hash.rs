@@ -3,14 +3,17 @@
 //! keys an adversary chooses, costs more than the work around it. The keys here are the kernel's
 //! own addresses, so that resistance buys nothing.
 //!
-//! The hasher combines 64-bit words by rotate, xor and multiply, and mixes the result with the
-//! MurmurHash3 64-bit finalizer, so that keys that differ only in their high bits (sector
-//! numbers of one row, pages) still spread over the low bits a hash table indexes by.
+//! It is the PTX parser's [`FxHasher`] (rotate, xor and multiply per 64-bit word) with the
+//! MurmurHash3 64-bit finalizer on top, so that keys that differ only in their high bits (sector
+//! addresses, multiples of 32; page numbers) still spread over the low bits a hash table indexes
+//! by; the parser's identifiers do not need it.
 //!
 //! What it does NOT do: resist chosen keys, or hash long byte strings quickly.
 
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
+
+use kerneltime_ptx::parser::FxHasher;
 
 /// A `HashMap` with [`IntHasher`].
 pub type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<IntHasher>>;
@@ -19,40 +22,20 @@ pub type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<IntHasher>>;
 pub type FastSet<K> = HashSet<K, BuildHasherDefault<IntHasher>>;
 
 /// See the module doc.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct IntHasher(u64);
+#[derive(Default, Clone, Copy)]
+pub struct IntHasher(FxHasher);
 
 impl Hasher for IntHasher {
     fn write(&mut self, bytes: &[u8]) {
-        for chunk in bytes.chunks(8) {
-            let mut word = [0u8; 8];
-            word[..chunk.len()].copy_from_slice(chunk);
-            self.write_u64(u64::from_le_bytes(word));
-        }
+        self.0.write(bytes);
     }
 
     fn write_u64(&mut self, x: u64) {
-        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x517c_c1b7_2722_0a95);
-    }
-
-    fn write_u32(&mut self, x: u32) {
-        self.write_u64(u64::from(x));
-    }
-
-    fn write_u16(&mut self, x: u16) {
-        self.write_u64(u64::from(x));
-    }
-
-    fn write_u8(&mut self, x: u8) {
-        self.write_u64(u64::from(x));
-    }
-
-    fn write_usize(&mut self, x: usize) {
-        self.write_u64(x as u64);
+        self.0.write_u64(x);
     }
 
     fn finish(&self) -> u64 {
-        let mut k = self.0;
+        let mut k = self.0.finish();
         k ^= k >> 33;
         k = k.wrapping_mul(0xff51_afd7_ed55_8ccd);
         k ^= k >> 33;

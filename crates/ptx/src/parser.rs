@@ -116,17 +116,27 @@ const SPACES: &[&str] = &[
 #[derive(Default, Clone, Copy)]
 pub struct FxHasher(u64);
 
+impl FxHasher {
+    /// Mixes one 64-bit word into the state.
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
 impl std::hash::Hasher for FxHasher {
     fn write(&mut self, bytes: &[u8]) {
         for chunk in bytes.chunks(8) {
             let mut w = [0u8; 8];
             w[..chunk.len()].copy_from_slice(chunk);
-            self.0 = (self.0.rotate_left(5) ^ u64::from_le_bytes(w))
-                .wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+            self.add(u64::from_le_bytes(w));
         }
     }
     fn write_u8(&mut self, i: u8) {
-        self.0 = (self.0.rotate_left(5) ^ u64::from(i)).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+        self.add(u64::from(i));
+    }
+    /// The same value as `write` of the word's little-endian bytes, without the byte loop.
+    fn write_u64(&mut self, i: u64) {
+        self.add(i);
     }
     fn finish(&self) -> u64 {
         self.0
