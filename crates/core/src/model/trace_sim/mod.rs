@@ -471,8 +471,8 @@ impl<'a> Compressor<'a> {
     ) -> Self {
         let s = f64::from(costs.schedulers.max(1));
         let mut table = [[NONE; 2]; 32];
-        for c in CLASSES {
-            table[*c as usize] = class_costs(lat, s, *c);
+        for c in LatencyClass::ALL {
+            table[c as usize] = class_costs(lat, s, c);
         }
         let empty = CachedRun {
             first: 0,
@@ -893,8 +893,6 @@ impl Scoreboard {
         (occupy, latency)
     }
 }
-
-const CLASSES: &[LatencyClass] = &LatencyClass::ALL;
 
 /// Everything the model computed besides the time.
 #[derive(Debug, Clone)]
