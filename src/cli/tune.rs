@@ -479,4 +479,23 @@ fn print_evaluation(e: &Evaluation) {
     if e.model_errors > 0 {
         println!("  model errors         {}", e.model_errors);
     }
+    if !e.by_parameter.is_empty() {
+        println!(
+            "  by parameter         predicted / measured (geometric mean, pairs) per value; spread: the largest over the smallest (values with {}+ pairs), widest first",
+            kerneltime::tune::evaluate::MIN_TREND_PAIRS
+        );
+        for t in &e.by_parameter {
+            let values: Vec<String> = t
+                .values
+                .iter()
+                .map(|v| format!("{} {:.2} ({})", v.value, v.geomean_ratio, v.pairs))
+                .collect();
+            println!(
+                "    {:<18} spread {}: {}",
+                t.name,
+                fmt_opt(t.spread, 2),
+                values.join(", ")
+            );
+        }
+    }
 }

@@ -302,6 +302,15 @@ fn the_cache_out_file_reads_back_as_kernel_tuner_measurements() {
     // Predictions scored against themselves: perfect order, no regret.
     assert!(e["kendall_tau_b"].as_f64().unwrap() > 0.999_999, "{e}");
     assert_eq!(e["top1"]["regret"], 0.0);
+    // ... and no trend along any parameter: every value's predicted / measured is 1.
+    let trends = e["by_parameter"].as_array().expect("by_parameter");
+    assert!(!trends.is_empty(), "{e}");
+    for t in trends {
+        for v in t["values"].as_array().unwrap() {
+            let r = v["geomean_ratio"].as_f64().unwrap();
+            assert!((r - 1.0).abs() < 1e-9, "{t}");
+        }
+    }
 }
 
 #[test]
@@ -343,10 +352,21 @@ fn hand_made_measurements_score_as_computed_by_hand() {
     // the best.
     assert_eq!(e["top_k"]["k"], 10);
     assert_eq!(e["top_k"]["regret"], 0.0);
+    // Two timed configurations, differing in block_size_x only: one trend, a value each,
+    // too few pairs for a spread.
+    let trends = e["by_parameter"].as_array().expect("by_parameter");
+    assert_eq!(trends.len(), 1, "{e}");
+    assert_eq!(trends[0]["name"], "block_size_x");
+    assert_eq!(trends[0]["values"].as_array().unwrap().len(), 2);
+    assert!(trends[0]["spread"].is_null());
     let (code, text, _) = tune_vadd(&dir, &["--evaluate", measured.to_str().unwrap()]);
     assert_eq!(code, 0);
     assert!(
         text.contains("Kendall tau-b") && text.contains("precision 1.000, recall 1.000"),
+        "{text}"
+    );
+    assert!(
+        text.contains("by parameter") && text.contains("block_size_x"),
         "{text}"
     );
 }

@@ -17,6 +17,11 @@
 //!   `p_(i+1) = p_i (N - i - m + 1) / (N - i)` from `p_1 = m / N`).
 //! - Refusals: precision and recall of the predicted failures (`cannot-launch` or
 //!   `compile-error`) against the configurations whose measured `time` is a failure marker.
+//! - Per tunable parameter, the geometric mean of predicted / measured time over the pairs that
+//!   share each of its values, and their spread (the largest of those means over the smallest,
+//!   among values with at least [`MIN_TREND_PAIRS`] pairs). A model that is off by the same
+//!   factor everywhere ranks perfectly; a trend along one parameter (too fast for small tiles,
+//!   too slow for large ones) is what mis-ranks a space, and this names the parameter.
 //!
 //!
 //! A sample to score (`sample_measured`) is drawn from the configurations the measured cache
@@ -193,6 +198,98 @@ pub struct Evaluation {
     pub refusals: Refusals,
     /// Rows per status among the evaluated configurations.
     pub model_errors: usize,
+    /// Per tunable parameter with more than one value, the widest spread first.
+    pub by_parameter: Vec<ParameterTrend>,
+}
+
+/// Values of a parameter with fewer pairs than this are listed but left out of its spread.
+pub const MIN_TREND_PAIRS: usize = 3;
+
+/// How the prediction's error moves with one tunable parameter.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ParameterTrend {
+    pub name: String,
+    /// Per value (numeric values ascending, others in the order first met).
+    pub values: Vec<ValueRatio>,
+    /// The largest geometric mean over the smallest, among values with at least
+    /// [`MIN_TREND_PAIRS`] pairs (1: the same error at every value); `None` with fewer than two
+    /// such values.
+    pub spread: Option<f64>,
+}
+
+/// The pairs that share one value of a parameter.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ValueRatio {
+    pub value: String,
+    pub pairs: usize,
+    /// Geometric mean of predicted / measured time.
+    pub geomean_ratio: f64,
+}
+
+/// The trends of `names` over `pairs` (each: its values of the parameters, in `names`' order,
+/// and its predicted / measured time, finite and positive). Parameters with one value are left
+/// out.
+pub fn parameter_trends(names: &[String], pairs: &[(Vec<String>, f64)]) -> Vec<ParameterTrend> {
+    let mut trends: Vec<ParameterTrend> = names
+        .iter()
+        .enumerate()
+        .filter_map(|(p, name)| {
+            // (value, pairs, sum of log ratios), in the order first met.
+            let mut groups: Vec<(String, usize, f64)> = Vec::new();
+            for (values, ratio) in pairs {
+                let v = &values[p];
+                let at = match groups.iter().position(|g| &g.0 == v) {
+                    Some(at) => at,
+                    None => {
+                        groups.push((v.clone(), 0, 0.0));
+                        groups.len() - 1
+                    }
+                };
+                groups[at].1 += 1;
+                groups[at].2 += ratio.ln();
+            }
+            if groups.len() < 2 {
+                return None;
+            }
+            if groups.iter().all(|g| g.0.parse::<f64>().is_ok()) {
+                groups.sort_by(|a, b| {
+                    let (x, y) = (a.0.parse::<f64>(), b.0.parse::<f64>());
+                    x.unwrap_or(0.0).total_cmp(&y.unwrap_or(0.0))
+                });
+            }
+            let values: Vec<ValueRatio> = groups
+                .into_iter()
+                .map(|(value, n, logs)| ValueRatio {
+                    value,
+                    pairs: n,
+                    geomean_ratio: (logs / n as f64).exp(),
+                })
+                .collect();
+            let counted: Vec<f64> = values
+                .iter()
+                .filter(|v| v.pairs >= MIN_TREND_PAIRS)
+                .map(|v| v.geomean_ratio)
+                .collect();
+            let spread = (counted.len() >= 2).then(|| {
+                let hi = counted.iter().copied().fold(f64::MIN, f64::max);
+                let lo = counted.iter().copied().fold(f64::MAX, f64::min);
+                hi / lo
+            });
+            Some(ParameterTrend {
+                name: name.clone(),
+                values,
+                spread,
+            })
+        })
+        .collect();
+    // Widest spread first; parameters without one last, in their order.
+    trends.sort_by(|a, b| match (a.spread, b.spread) {
+        (Some(x), Some(y)) => y.total_cmp(&x),
+        (Some(_), None) => std::cmp::Ordering::Less,
+        (None, Some(_)) => std::cmp::Ordering::Greater,
+        (None, None) => std::cmp::Ordering::Equal,
+    });
+    trends
 }
 
 /// Matches one device's rows of a report with a measured cache.
@@ -327,6 +424,7 @@ pub fn evaluate_pairs(pairs: &[Pair], top_k: usize) -> Result<(Evaluation, Vec<f
             .iter()
             .filter(|p| p.status == Status::ModelError)
             .count(),
+        by_parameter: Vec::new(),
     };
     Ok((eval, sorted))
 }
@@ -343,7 +441,32 @@ pub fn evaluate(
     e.device = report.devices[device].clone();
     e.measured_file = measured.origin.clone();
     e.unmatched = unmatched;
+    e.by_parameter = parameter_trends(&report.param_names, &ratios(report, device, measured)?);
     Ok(e)
+}
+
+/// Per configuration of `device` predicted `ok` and measured with a time: its parameters'
+/// values and predicted / measured time.
+fn ratios(
+    report: &TuneReport,
+    device: usize,
+    measured: &MeasuredCache,
+) -> Result<Vec<(Vec<String>, f64)>> {
+    let order = measured.key_order(&report.param_names)?;
+    Ok(report
+        .device_rows(device)
+        .filter(|r| r.status == Status::Ok)
+        .filter_map(|r| {
+            let values = &report.configurations[r.config].values;
+            match (r.predicted_us, measured.get(&order, values)) {
+                (Some(us), Some(Measured::TimeMs(ms))) if us > 0.0 && *ms > 0.0 => Some((
+                    values.iter().map(|v| v.to_string()).collect(),
+                    us / (ms * 1e3),
+                )),
+                _ => None,
+            }
+        })
+        .collect())
 }
 
 #[cfg(test)]
@@ -357,6 +480,54 @@ mod tests {
             rank: Some(rank),
             measured: Measured::TimeMs(meas),
         }
+    }
+
+    #[test]
+    fn trends_name_the_parameter_the_error_moves_with() {
+        let names: Vec<String> = ["tile", "method", "filter"].map(String::from).to_vec();
+        let pair = |tile: &str, method: &str, ratio: f64| {
+            (
+                vec![tile.to_string(), method.to_string(), "15".to_string()],
+                ratio,
+            )
+        };
+        // tile 1: ratios 0.5, 0.5 and 2 (geometric mean 0.5^(1/3)); tile 10: 2, 8 and 4
+        // (geometric mean 64^(1/3) = 4); tile 2: one pair (100), listed but too few pairs for
+        // the spread. method a: 2, 0.5, 4 and 100; method b: 0.5, 8 and 2.
+        let pairs = vec![
+            pair("10", "a", 2.0),
+            pair("1", "b", 0.5),
+            pair("1", "a", 0.5),
+            pair("10", "b", 8.0),
+            pair("10", "a", 4.0),
+            pair("1", "b", 2.0),
+            pair("2", "a", 100.0),
+        ];
+        let t = parameter_trends(&names, &pairs);
+        // `filter` has one value: left out.
+        assert_eq!(t.len(), 2);
+        // tile's spread: 4 / 0.5^(1/3) = 5.04, the widest, so first.
+        assert_eq!(t[0].name, "tile");
+        let v: Vec<(&str, usize)> = t[0]
+            .values
+            .iter()
+            .map(|v| (v.value.as_str(), v.pairs))
+            .collect();
+        assert_eq!(v, [("1", 3), ("2", 1), ("10", 3)], "numeric order");
+        assert!((t[0].values[0].geomean_ratio - 0.5f64.powf(1.0 / 3.0)).abs() < 1e-12);
+        assert!((t[0].values[1].geomean_ratio - 100.0).abs() < 1e-9);
+        assert!((t[0].values[2].geomean_ratio - 4.0).abs() < 1e-12);
+        assert!((t[0].spread.unwrap() - 4.0 / 0.5f64.powf(1.0 / 3.0)).abs() < 1e-9);
+        // method: a has 2, 0.5, 4, 100 (geometric mean (400)^(1/4) = 4.472), b has 0.5, 8, 2
+        // (geometric mean 2): spread 2.236.
+        assert_eq!(t[1].name, "method");
+        assert!((t[1].values[0].geomean_ratio - 400f64.powf(0.25)).abs() < 1e-9);
+        assert!((t[1].values[1].geomean_ratio - 2.0).abs() < 1e-12);
+        assert!((t[1].spread.unwrap() - 400f64.powf(0.25) / 2.0).abs() < 1e-9);
+        // A model off by the same factor everywhere has no trend.
+        let flat: Vec<_> = pairs.iter().map(|(v, _)| (v.clone(), 3.0)).collect();
+        let t = parameter_trends(&names, &flat);
+        assert!(t.iter().all(|p| (p.spread.unwrap() - 1.0).abs() < 1e-12));
     }
 
     #[test]
