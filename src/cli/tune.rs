@@ -23,7 +23,7 @@ use kerneltime::compile::Choice;
 use kerneltime::device::{catalogue, Device};
 use kerneltime::emulate::DataArg;
 use kerneltime::error::{write_atomic, Error, Result};
-use kerneltime::tune::evaluate::{evaluate, sample_measured, Evaluation, TopK};
+use kerneltime::tune::evaluate::{evaluate, sample_measured, timed_pairs, Evaluation, TopK};
 use kerneltime::tune::kt_cache::{cache_text, MeasuredCache};
 use kerneltime::tune::launch::Overrides;
 use kerneltime::tune::space::Selection;
@@ -77,6 +77,10 @@ pub struct TuneArgs {
     /// .json.gz).
     #[arg(long, value_name = "MEASURED")]
     pub evaluate: Option<PathBuf>,
+    /// With --evaluate: also draw predicted against measured time, coloured by the parameter
+    /// the error moves with most, beside that parameter's predicted / measured per value (SVG).
+    #[arg(long, value_name = "FILE.svg", requires = "evaluate")]
+    pub plot: Option<PathBuf>,
     /// The problem size X[,Y,Z], replacing the spec's ProblemSize.
     #[arg(long, value_name = "X[,Y,Z]")]
     pub problem_size: Option<String>,
@@ -315,6 +319,12 @@ pub fn run(a: &TuneArgs) -> Result<()> {
     }
     if let Some(m) = &measured {
         let e = evaluate(&report, 0, m, a.top.unwrap_or(DEFAULT_EVALUATE_TOP))?;
+        if let Some(path) = &a.plot {
+            let pairs = timed_pairs(&report, 0, m)?;
+            let svg = crate::cli::charts::tuning::evaluation_svg(&e, &report.param_names, &pairs)?;
+            std::fs::write(path, svg).map_err(|err| Error::file(path, err))?;
+            eprintln!("note: chart written to {}", path.display());
+        }
         if a.json {
             // The scores and what the run cost (not part of the library's evaluation).
             let mut v = serde_json::to_value(&e)

@@ -369,6 +369,24 @@ fn hand_made_measurements_score_as_computed_by_hand() {
         text.contains("by parameter") && text.contains("block_size_x"),
         "{text}"
     );
+    // --plot draws both panels: the scatter and the trend of block_size_x.
+    let svg = dir.join("evaluation.svg");
+    let (code, _, err) = tune_vadd(
+        &dir,
+        &[
+            "--evaluate",
+            measured.to_str().unwrap(),
+            "--plot",
+            svg.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let svg = std::fs::read_to_string(&svg).expect("the chart is written");
+    assert!(svg.starts_with("<svg"), "{}", &svg[..svg.len().min(80)]);
+    assert!(
+        svg.contains("predicted vs measured") && svg.contains("per block_size_x"),
+        "{svg}"
+    );
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! Every SVG chart of the command line, drawn with plotters' SVG backend: one file per family
 //! (`puchala` execution profiles and ratio charts, `evaluation` report charts, `explore`
-//! comparison and ranking charts, `best_block` curves) and the helpers they share. Drawing only:
+//! comparison and ranking charts, `best_block` curves, `tuning` for `tune --evaluate --plot`) and
+//! the helpers they share. Drawing only:
 //! the numbers come from the library; files are written by the callers.
 
 pub mod axis;
@@ -8,6 +9,7 @@ pub mod best_block;
 pub mod evaluation;
 pub mod explore;
 pub mod puchala;
+pub mod tuning;
 
 use plotters::style::RGBColor;
 

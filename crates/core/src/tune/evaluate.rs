@@ -441,17 +441,29 @@ pub fn evaluate(
     e.device = report.devices[device].clone();
     e.measured_file = measured.origin.clone();
     e.unmatched = unmatched;
-    e.by_parameter = parameter_trends(&report.param_names, &ratios(report, device, measured)?);
+    let ratios: Vec<(Vec<String>, f64)> = timed_pairs(report, device, measured)?
+        .into_iter()
+        .map(|p| (p.values, p.predicted_us / p.measured_us))
+        .collect();
+    e.by_parameter = parameter_trends(&report.param_names, &ratios);
     Ok(e)
 }
 
-/// Per configuration of `device` predicted `ok` and measured with a time: its parameters'
-/// values and predicted / measured time.
-fn ratios(
+/// A configuration predicted `ok` and measured with a time.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TimedPair {
+    /// Its parameters' values, in the report's `param_names` order.
+    pub values: Vec<String>,
+    pub predicted_us: f64,
+    pub measured_us: f64,
+}
+
+/// The configurations of `device` predicted `ok` and measured with a time (both positive).
+pub fn timed_pairs(
     report: &TuneReport,
     device: usize,
     measured: &MeasuredCache,
-) -> Result<Vec<(Vec<String>, f64)>> {
+) -> Result<Vec<TimedPair>> {
     let order = measured.key_order(&report.param_names)?;
     Ok(report
         .device_rows(device)
@@ -459,10 +471,13 @@ fn ratios(
         .filter_map(|r| {
             let values = &report.configurations[r.config].values;
             match (r.predicted_us, measured.get(&order, values)) {
-                (Some(us), Some(Measured::TimeMs(ms))) if us > 0.0 && *ms > 0.0 => Some((
-                    values.iter().map(|v| v.to_string()).collect(),
-                    us / (ms * 1e3),
-                )),
+                (Some(us), Some(Measured::TimeMs(ms))) if us > 0.0 && *ms > 0.0 => {
+                    Some(TimedPair {
+                        values: values.iter().map(|v| v.to_string()).collect(),
+                        predicted_us: us,
+                        measured_us: ms * 1e3,
+                    })
+                }
                 _ => None,
             }
         })
