@@ -120,7 +120,7 @@ pub fn evaluation_svg(e: &Evaluation, names: &[String], pairs: &[TimedPair]) -> 
                     .x_labels(n.min(16))
                     .x_label_formatter(&|x| {
                         let i = x.round();
-                        if (x - i).abs() > 1e-9 || i < 0.0 || i as usize % every != 0 {
+                        if (x - i).abs() > 1e-9 || i < 0.0 || !(i as usize).is_multiple_of(every) {
                             return String::new();
                         }
                         t.values
