@@ -274,6 +274,40 @@ pub fn ratio_svg(model: &str, exps: &[&Experiment], keys: &Keys) -> Result<Strin
     Ok(svg)
 }
 
+/// The frame of a predicted-against-measured chart on `area`: both axes `axis` (log, in its
+/// time unit), labelled, with the diagonal drawn.
+pub fn predicted_vs_measured<'a, 'b>(
+    area: &'a DrawingArea<SVGBackend<'b>, plotters::coord::Shift>,
+    caption: String,
+    axis: &LogAxis,
+) -> Result<ChartContext<'a, SVGBackend<'b>, Cartesian2d<LogTimeCoord, LogTimeCoord>>> {
+    let mut chart = ChartBuilder::on(area)
+        .caption(caption, ("sans-serif", 16))
+        .margin(10)
+        .x_label_area_size(45)
+        .y_label_area_size(60)
+        .build_cartesian_2d(axis.coord(), axis.coord())
+        .map_err(draw_err)?;
+    chart
+        .configure_mesh()
+        .light_line_style(RGBColor(236, 236, 236))
+        .x_desc(axis.desc("measured"))
+        .y_desc(axis.desc("predicted"))
+        .x_label_formatter(&|v| axis.label(*v))
+        .y_label_formatter(&|v| axis.label(*v))
+        .label_style(("sans-serif", 12))
+        .draw()
+        .map_err(draw_err)?;
+    let (lo, hi) = (axis.lo, axis.hi);
+    chart
+        .draw_series(LineSeries::new([(lo, lo), (hi, hi)], BLACK.stroke_width(1)))
+        .map_err(draw_err)?;
+    Ok(chart)
+}
+
+/// A log axis's plotters coordinate ([`LogAxis::coord`]).
+pub type LogTimeCoord = plotters::coord::combinators::WithKeyPoints<LogCoord<f64>>;
+
 /// Predicted against measured time on log-log axes, with the diagonal; colour by kernel,
 /// marker by GPU.
 pub fn scatter_svg(model: &str, exps: &[&Experiment], keys: &Keys) -> Result<String> {
@@ -292,29 +326,8 @@ pub fn scatter_svg(model: &str, exps: &[&Experiment], keys: &Keys) -> Result<Str
         root.fill(&WHITE).map_err(draw_err)?;
         let (plot, legend) = root.split_horizontally(640);
         let plot = plot.shrink((0, 0), (640, 600.min(height)));
-        let mut chart = ChartBuilder::on(&plot)
-            .caption(
-                format!("{model}: predicted vs measured"),
-                ("sans-serif", 16),
-            )
-            .margin(10)
-            .x_label_area_size(45)
-            .y_label_area_size(60)
-            .build_cartesian_2d(axis.coord(), axis.coord())
-            .map_err(draw_err)?;
-        chart
-            .configure_mesh()
-            .light_line_style(RGBColor(236, 236, 236))
-            .x_desc(axis.desc("measured"))
-            .y_desc(axis.desc("predicted"))
-            .x_label_formatter(&|v| axis.label(*v))
-            .y_label_formatter(&|v| axis.label(*v))
-            .label_style(("sans-serif", 12))
-            .draw()
-            .map_err(draw_err)?;
-        chart
-            .draw_series(LineSeries::new([(lo, lo), (hi, hi)], BLACK.stroke_width(1)))
-            .map_err(draw_err)?;
+        let mut chart =
+            predicted_vs_measured(&plot, format!("{model}: predicted vs measured"), &axis)?;
         for e in exps {
             let (c, m) = (keys.color(&e.kernel), keys.marker(&e.device));
             let points = e

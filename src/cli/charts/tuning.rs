@@ -6,6 +6,7 @@
 use plotters::prelude::*;
 
 use super::axis::LogAxis;
+use super::evaluation::predicted_vs_measured;
 use super::{bounds, draw_err};
 
 use kerneltime::error::Result;
@@ -55,29 +56,11 @@ pub fn evaluation_svg(e: &Evaluation, names: &[String], pairs: &[TimedPair]) -> 
         let tau = e
             .kendall_tau_b
             .map_or(String::new(), |t| format!(", Kendall tau {t:.2}"));
-        let mut chart = ChartBuilder::on(&left)
-            .caption(
-                format!("{}: predicted vs measured{tau}", e.device),
-                ("sans-serif", 16),
-            )
-            .margin(10)
-            .x_label_area_size(45)
-            .y_label_area_size(60)
-            .build_cartesian_2d(axis.coord(), axis.coord())
-            .map_err(draw_err)?;
-        chart
-            .configure_mesh()
-            .light_line_style(RGBColor(236, 236, 236))
-            .x_desc(axis.desc("measured"))
-            .y_desc(axis.desc("predicted"))
-            .x_label_formatter(&|v| axis.label(*v))
-            .y_label_formatter(&|v| axis.label(*v))
-            .label_style(("sans-serif", 12))
-            .draw()
-            .map_err(draw_err)?;
-        chart
-            .draw_series(LineSeries::new([(lo, lo), (hi, hi)], BLACK.stroke_width(1)))
-            .map_err(draw_err)?;
+        let mut chart = predicted_vs_measured(
+            &left,
+            format!("{}: predicted vs measured{tau}", e.device),
+            &axis,
+        )?;
         chart
             .draw_series(pairs.iter().map(|p| {
                 let color = value_index(p).map_or(PLAIN, |i| ramp(i, n_values));
