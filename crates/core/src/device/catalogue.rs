@@ -42,9 +42,21 @@ pub fn check_all() -> Result<usize> {
     Ok(embedded::DEVICE_FILES.len())
 }
 
-/// The device with this name or alias.
+/// The device with this name or alias; else the one device whose name or alias is the same
+/// once both drop a leading vendor or product-line word ("NVIDIA", "GeForce", "Tesla",
+/// "Quadro"), so that "RTX 3060 Laptop GPU" finds "GeForce RTX 3060 Laptop GPU".
 pub fn find(name: &str) -> Result<&'static Device> {
     if let Some(d) = all().iter().find(|d| d.answers_to(name)) {
+        return Ok(d);
+    }
+    let normalized = normalize(name);
+    let q = without_brand(&normalized);
+    let mut loose = all().iter().filter(|d| {
+        std::iter::once(&d.name)
+            .chain(d.aliases.iter())
+            .any(|n| without_brand(&normalize(n)) == q)
+    });
+    if let (Some(d), None) = (loose.next(), loose.next()) {
         return Ok(d);
     }
     Err(Error::UnknownDevice {
@@ -82,6 +94,18 @@ pub fn closest_names(query: &str, n: usize) -> Vec<String> {
         .collect()
 }
 
+/// A normalized name without its leading vendor and product-line words.
+fn without_brand(normalized: &str) -> &str {
+    let mut s = normalized;
+    while let Some(rest) = ["nvidia", "geforce", "tesla", "quadro"]
+        .iter()
+        .find_map(|w| s.strip_prefix(w).filter(|r| !r.is_empty()))
+    {
+        s = rest;
+    }
+    s
+}
+
 fn edit_distance(a: &str, b: &str) -> usize {
     let b: Vec<char> = b.chars().collect();
     let mut prev: Vec<usize> = (0..=b.len()).collect();
@@ -105,6 +129,20 @@ mod tests {
     fn every_embedded_file_loads() {
         let n = check_all().unwrap();
         assert_eq!(n, all().len());
+    }
+
+    #[test]
+    fn a_name_without_its_brand_words_finds_the_one_device() {
+        let laptop = find("GeForce RTX 3060 Laptop GPU").unwrap();
+        for name in ["RTX 3060 Laptop GPU", "nvidia rtx 3060 laptop gpu"] {
+            assert_eq!(find(name).unwrap().name, laptop.name, "{name}");
+        }
+        // Exact names and aliases still come first.
+        assert_eq!(find("RTX 3060").unwrap().name, "GeForce RTX 3060");
+        // A brand word alone is not a name.
+        assert!(find("GeForce").is_err());
+        assert_eq!(without_brand("nvidiageforcertx3090"), "rtx3090");
+        assert_eq!(without_brand("tesla"), "tesla");
     }
 
     #[test]
