@@ -198,7 +198,8 @@ pub struct Evaluation {
     pub refusals: Refusals,
     /// Rows per status among the evaluated configurations.
     pub model_errors: usize,
-    /// Per tunable parameter with more than one value, the widest spread first.
+    /// Per tunable parameter with more than one value, the widest spread first (filled by
+    /// [`evaluate`]; [`evaluate_pairs`] has no parameter values and leaves it empty).
     pub by_parameter: Vec<ParameterTrend>,
 }
 
