@@ -38,7 +38,7 @@
 
 use super::kt_cache::{key_part, Measured, MeasuredCache};
 use super::spec::TuneSpec;
-use super::{Status, TuneReport};
+use super::{Row, Status, TuneReport};
 use crate::error::{Error, Result};
 use crate::fit::rank::{kendall_tau_b, spearman_rho};
 use crate::fit::split::{stratum_seed, SplitMix64};
@@ -252,11 +252,11 @@ pub fn parameter_trends(names: &[String], pairs: &[(Vec<String>, f64)]) -> Vec<P
             if groups.len() < 2 {
                 return None;
             }
-            if groups.iter().all(|g| g.0.parse::<f64>().is_ok()) {
-                groups.sort_by(|a, b| {
-                    let (x, y) = (a.0.parse::<f64>(), b.0.parse::<f64>());
-                    x.unwrap_or(0.0).total_cmp(&y.unwrap_or(0.0))
-                });
+            let numbers: Option<Vec<f64>> = groups.iter().map(|g| g.0.parse().ok()).collect();
+            if let Some(numbers) = numbers {
+                let mut keyed: Vec<_> = numbers.into_iter().zip(groups).collect();
+                keyed.sort_by(|a, b| a.0.total_cmp(&b.0));
+                groups = keyed.into_iter().map(|(_, g)| g).collect();
             }
             let values: Vec<ValueRatio> = groups
                 .into_iter()
@@ -283,13 +283,9 @@ pub fn parameter_trends(names: &[String], pairs: &[(Vec<String>, f64)]) -> Vec<P
             })
         })
         .collect();
-    // Widest spread first; parameters without one last, in their order.
-    trends.sort_by(|a, b| match (a.spread, b.spread) {
-        (Some(x), Some(y)) => y.total_cmp(&x),
-        (Some(_), None) => std::cmp::Ordering::Less,
-        (None, Some(_)) => std::cmp::Ordering::Greater,
-        (None, None) => std::cmp::Ordering::Equal,
-    });
+    // Widest spread first; parameters without one (a spread is at least 1) last, in their
+    // order.
+    trends.sort_by(|a, b| b.spread.unwrap_or(0.0).total_cmp(&a.spread.unwrap_or(0.0)));
     trends
 }
 
@@ -299,11 +295,10 @@ pub fn pairs(
     device: usize,
     measured: &MeasuredCache,
 ) -> Result<(Vec<Pair>, usize)> {
-    let order = measured.key_order(&report.param_names)?;
     let mut out = Vec::new();
     let mut unmatched = 0;
-    for r in report.device_rows(device) {
-        match measured.get(&order, &report.configurations[r.config].values) {
+    for (r, m) in measured_rows(report, device, measured)? {
+        match m {
             Some(m) => out.push(Pair {
                 status: r.status,
                 predicted_us: r.predicted_us,
@@ -465,24 +460,36 @@ pub fn timed_pairs(
     device: usize,
     measured: &MeasuredCache,
 ) -> Result<Vec<TimedPair>> {
-    let order = measured.key_order(&report.param_names)?;
-    Ok(report
-        .device_rows(device)
-        .filter(|r| r.status == Status::Ok)
-        .filter_map(|r| {
-            let values = &report.configurations[r.config].values;
-            match (r.predicted_us, measured.get(&order, values)) {
-                (Some(us), Some(Measured::TimeMs(ms))) if us > 0.0 && *ms > 0.0 => {
-                    Some(TimedPair {
-                        values: values.iter().map(|v| v.to_string()).collect(),
-                        predicted_us: us,
-                        measured_us: ms * 1e3,
-                    })
-                }
-                _ => None,
-            }
+    Ok(measured_rows(report, device, measured)?
+        .filter(|(r, _)| r.status == Status::Ok)
+        .filter_map(|(r, m)| match (r.predicted_us, m) {
+            (Some(us), Some(Measured::TimeMs(ms))) if us > 0.0 && *ms > 0.0 => Some(TimedPair {
+                values: report.configurations[r.config]
+                    .values
+                    .iter()
+                    .map(|v| v.to_string())
+                    .collect(),
+                predicted_us: us,
+                measured_us: ms * 1e3,
+            }),
+            _ => None,
         })
         .collect())
+}
+
+/// Every row of `device` with its measurement, if the measured cache holds its configuration.
+fn measured_rows<'a>(
+    report: &'a TuneReport,
+    device: usize,
+    measured: &'a MeasuredCache,
+) -> Result<impl Iterator<Item = (&'a Row, Option<&'a Measured>)> + 'a> {
+    let order = measured.key_order(&report.param_names)?;
+    Ok(report.device_rows(device).map(move |r| {
+        (
+            r,
+            measured.get(&order, &report.configurations[r.config].values),
+        )
+    }))
 }
 
 #[cfg(test)]
