@@ -2465,7 +2465,7 @@ mod tests {
             shared_bytes_per_block: 2048,
             ..Default::default()
         };
-        let cases: [Case<'_>; 3] = [
+        let cases: [Case<'_>; 4] = [
             // 1,000 taps: 11,028 instructions per warp, 8 warps, above the Auto threshold.
             (
                 "dwt.nvcc-sm75.ptx",
@@ -2489,14 +2489,35 @@ mod tests {
                 [256, 1, 1],
                 &["2=16384"],
             ),
+            // A column walk: the DRAM rows, not the bandwidth, set the cost of a sector (the
+            // costs the overlapped compression waits for).
+            (
+                "mtx_mul_vec.nvcc-sm75.ptx",
+                "mtx_mul_vec",
+                [768, 1, 1],
+                [128, 1, 1],
+                &["0=2048"],
+            ),
         ];
+        // The SM's share of the achievable bandwidth: cycles per sector.
+        let bandwidth_cycles = 32.0
+            / (dev.memory_bandwidth_gbs * lat.values.dram_efficiency * 1e3
+                / dev.core_clock_mhz
+                / f64::from(dev.sm_count));
         for case in cases {
             let entry = case.1;
             let (launch, em) = emulate_case(case);
             let go = |o| run_with(&dev, launch, &em, res, &lat, LatencyRule::default(), o).unwrap();
             let (off, on, auto) = (go(Overlap::Off), go(Overlap::On), go(Overlap::Auto));
             assert!(off.pipeline_cycles > 0.0, "{entry}");
+            let rows_limit = off.dram_cycles_per_sector > 2.0 * bandwidth_cycles;
+            assert_eq!(rows_limit, entry == "mtx_mul_vec", "{entry}");
             for r in [&on, &auto] {
+                assert_eq!(
+                    r.dram_cycles_per_sector.to_bits(),
+                    off.dram_cycles_per_sector.to_bits(),
+                    "{entry}"
+                );
                 assert_eq!(
                     r.pipeline_cycles.to_bits(),
                     off.pipeline_cycles.to_bits(),
