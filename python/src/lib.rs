@@ -31,7 +31,7 @@ use serde::Deserialize;
 use serde_json::{json, Value as Json};
 
 use kerneltime::compile::cache::{default_dir, CompileCache};
-use kerneltime::compile::{Choice, CompileJob, Compiler, Language, Outcome};
+use kerneltime::compile::{Choice, CompileJob, Language};
 use kerneltime::device::{catalogue, Device};
 use kerneltime::emulate::{KernelArg, LaunchDims};
 use kerneltime::error::{Error, Result};
@@ -402,10 +402,6 @@ fn predict_json(job: &str) -> Result<String> {
                     ))
                 }
             };
-            let compiler = Compiler::find(
-                language,
-                Choice::parse(job.compiler.as_deref().unwrap_or("auto"))?,
-            )?;
             let cache = CompileCache::new(job.cache.dir());
             let include_dir = job.include_dir.as_ref().map(PathBuf::from);
             let cjob = CompileJob {
@@ -417,21 +413,9 @@ fn predict_json(job: &str) -> Result<String> {
                 options: &job.compiler_options,
                 arch: device.compute_capability,
             };
-            match cache.get_or_compile(&compiler, &cjob)?.0 {
-                Outcome::Compiled { ptx, log } => {
-                    let origin = format!(
-                        "registers from the compiler's report ({})",
-                        compiler.location()
-                    );
-                    (ptx, Some(parse_report(&log)), Some(origin))
-                }
-                Outcome::Failed { reason, .. } => {
-                    return Err(Error::invalid(
-                        "source",
-                        format!("the compiler refused the kernel: {reason}"),
-                    ))
-                }
-            }
+            let choice = Choice::parse(job.compiler.as_deref().unwrap_or("auto"))?;
+            let c = kerneltime::api::compile_kernel(&cjob, choice, &cache, "source")?;
+            (c.ptx, Some(c.resources), Some(c.origin))
         }
         _ => {
             return Err(Error::missing(

@@ -90,6 +90,33 @@ pub struct PredictArgs {
     /// A scalar kernel argument NAME=VALUE (repeatable).
     #[arg(long = "arg", value_name = "NAME=VALUE")]
     pub args: Vec<String>,
+    /// A CUDA (.cu) or OpenCL (.cl) kernel source, instead of --ptx: compiled for the device's
+    /// architecture (CUDA through NVRTC loaded at run time, else nvcc; OpenCL through clang), with
+    /// the registers, shared memory and spills of the compiler's report.
+    #[arg(long, value_name = "FILE.cu", conflicts_with = "ptx")]
+    pub source: Option<PathBuf>,
+    /// A preprocessor define K=V (or K for K=1) for --source (repeatable).
+    #[arg(long = "define", value_name = "K=V", requires = "source")]
+    pub defines: Vec<String>,
+    /// A compiler option for --source, passed as given, e.g. --compiler-option=-std=c++17
+    /// (repeatable).
+    #[arg(
+        long = "compiler-option",
+        value_name = "OPT",
+        requires = "source",
+        allow_hyphen_values = true
+    )]
+    pub compiler_options: Vec<String>,
+    /// The CUDA compiler for --source: auto (NVRTC when found, else nvcc), nvrtc or nvcc.
+    #[arg(long, default_value = "auto")]
+    pub compiler: String,
+    /// Keep compiled results of --source here (default: the user's cache folder,
+    /// kerneltime/compile; the same entries as `tune`'s).
+    #[arg(long, value_name = "DIR", conflicts_with = "no_compile_cache")]
+    pub compile_cache: Option<PathBuf>,
+    /// Compile --source afresh and keep nothing.
+    #[arg(long)]
+    pub no_compile_cache: bool,
     /// A ptxas -v / NVRTC / cuobjdump -res-usage report (without one, ptxas is run when it is
     /// on this machine; else 32 registers are assumed).
     #[arg(long, value_name = "LOG")]
@@ -124,7 +151,7 @@ pub struct PredictArgs {
 fn model_help() -> String {
     format!(
         "The model, or `all` (every model that reads a PTX launch, side by side with the band \
-         between them and the recommended answer). With --ptx and no --model: `all`. Models:\n{}",
+         between them and the recommended answer). With --ptx or --source and no --model: `all`. Models:\n{}",
         ModelId::help()
     )
 }
@@ -136,12 +163,12 @@ pub fn run(args: &PredictArgs) -> Result<()> {
     };
     let model = match &args.model {
         Some(m) => m.trim(),
-        None if args.ptx.is_some() => "all",
+        None if args.ptx.is_some() || args.source.is_some() => "all",
         None => {
             return Err(Error::missing(
                 "--model",
                 format!(
-                    "predict needs --model MODEL ({}), or --ptx for every model with the recommended answer",
+                    "predict needs --model MODEL ({}), or --ptx / --source for every model with the recommended answer",
                     ModelId::names()
                 ),
             ))

@@ -1,25 +1,145 @@
-//! `predict --ptx FILE --entry NAME --grid .. --block .. [--arg ..] [--resources LOG]`: the
-//! `trace` model and every other model from the same emulated kernel (`--model all`, or no
+//! `predict --ptx FILE --entry NAME --grid .. --block .. [--arg ..] [--resources LOG]`, or
+//! `--source FILE.cu [--define K=V]` compiled for the device first: the `trace` model and every
+//! other model from the same emulated kernel (`--model all`, or no
 //! `--model`, shows them side by side with the spread between them as an uncertainty band,
 //! headed by the recommended answer).
 //!
-//! Reads flags and files, prints; the work is `emulate` and `model::from_trace`.
+//! Reads flags and files, prints; the work is `compile`, `emulate` and `model::from_trace`.
 
 use std::sync::Arc;
 
 use super::predict::PredictArgs;
 use super::print_json;
-use super::trace::{data_hints, emulate_module_with, load_ptx};
+use std::path::PathBuf;
+
+use super::trace::{data_hints, emulate_module_with, load_ptx, ptx_entry};
 use super::units::time_us;
+use kerneltime::compile::cache::{default_dir, CompileCache};
+use kerneltime::compile::{parse_define, Choice, CompileJob, Language};
+use kerneltime::device::Device;
 use kerneltime::emulate::Options as EmulationOptions;
 use kerneltime::error::{Error, Result};
 use kerneltime::fit::calibrate::CalibrationFile;
-use kerneltime::ptx::resources::parse_report;
+use kerneltime::ptx::resources::{parse_report, KernelResources};
+use kerneltime::tune::launch::signature_params;
 use kerneltime::{Kernel, ModelId, Options};
 
 /// Whether `predict --model MODEL` takes the PTX path with these flags.
 pub fn wants_ptx(model: ModelId, args: &PredictArgs) -> bool {
-    model == ModelId::Trace || (args.ptx.is_some() && ModelId::from_ptx().any(|m| m == model))
+    let kernel = args.ptx.is_some() || args.source.is_some();
+    model == ModelId::Trace || (kernel && ModelId::from_ptx().any(|m| m == model))
+}
+
+/// The kernel of `--ptx` or `--source`: its module, its PTX entry, its resources from the
+/// compiler when it compiled them, and where those came from.
+struct LoadedKernel {
+    module: kerneltime::ptx::ast::Module,
+    entry: String,
+    /// The PTX file to run ptxas on when no report came with the kernel.
+    ptx_path: Option<PathBuf>,
+    compiled: Option<(Option<KernelResources>, String)>,
+    /// The parameter names of the kernel's declaration in the source (empty for PTX).
+    params: Vec<String>,
+}
+
+/// `NAME=...` (or `NAME+OFFSET=...`) with NAME the `k`-th of `params` as `k=...`; anything
+/// else as it is.
+fn by_position(text: &str, params: &[String]) -> String {
+    let name_end = text.find(['=', '+']).unwrap_or(text.len());
+    let name = text[..name_end].trim();
+    match params.iter().position(|p| p == name) {
+        Some(k) => format!("{k}{}", &text[name_end..]),
+        None => text.to_string(),
+    }
+}
+
+/// Reads `--ptx`, or compiles `--source` for `device`.
+fn load_kernel(
+    args: &PredictArgs,
+    entry: &str,
+    device: &Device,
+    label: &str,
+) -> Result<LoadedKernel> {
+    if let Some(ptx) = &args.ptx {
+        // (clap's `requires` lets these through beside --ptx, which --source conflicts with.)
+        let compiler_flag = [
+            ("--define", args.defines.is_empty()),
+            ("--compiler-option", args.compiler_options.is_empty()),
+        ]
+        .into_iter()
+        .find(|&(_, absent)| !absent);
+        if let Some((flag, _)) = compiler_flag {
+            return Err(Error::invalid(
+                flag,
+                "is for --source; a PTX file is compiled already",
+            ));
+        }
+        let (module, entry) = load_ptx(ptx, entry)?;
+        return Ok(LoadedKernel {
+            module,
+            entry,
+            ptx_path: Some(ptx.clone()),
+            compiled: None,
+            params: Vec::new(),
+        });
+    }
+    let Some(path) = &args.source else {
+        return Err(Error::missing(
+            "--ptx",
+            format!("the {label} model reads a kernel: --ptx FILE.ptx or --source FILE.cu, with --entry NAME --grid X[,Y,Z] --block X[,Y,Z]"),
+        ));
+    };
+    let text = super::read_text(path)?;
+    let language = match path.extension().and_then(|e| e.to_str()) {
+        Some(e) if e.eq_ignore_ascii_case("cl") => Language::OpenCl,
+        _ => Language::Cuda,
+    };
+    let defines = args
+        .defines
+        .iter()
+        .map(|d| parse_define("--define", d))
+        .collect::<Result<Vec<_>>>()?;
+    let file_name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("kernel.cu");
+    let job = CompileJob {
+        source: &text,
+        file_name,
+        include_dir: path.parent().filter(|d| !d.as_os_str().is_empty()),
+        language,
+        defines: &defines,
+        options: &args.compiler_options,
+        arch: device.compute_capability,
+    };
+    let choice =
+        Choice::parse(&args.compiler).map_err(|e| Error::invalid("--compiler", e.to_string()))?;
+    let cache = CompileCache::new(if args.no_compile_cache {
+        None
+    } else {
+        args.compile_cache.clone().or_else(default_dir)
+    });
+    let c = kerneltime::api::compile_kernel(&job, choice, &cache, "--source")?;
+    let params = signature_params(&text, entry, language);
+    let (module, entry) = ptx_entry(c.ptx.as_bytes(), entry, |d| {
+        Error::file(
+            path,
+            format!("compiled to PTX the emulator cannot run: {d}"),
+        )
+    })?;
+    let resources = c.resources_of(&entry);
+    let origin = if c.cached {
+        format!("{}, from the compile cache", c.origin)
+    } else {
+        c.origin
+    };
+    Ok(LoadedKernel {
+        module,
+        entry,
+        ptx_path: None,
+        compiled: Some((resources, origin)),
+        params,
+    })
 }
 
 /// `model` on the PTX launch the flags describe; `None` is `--model all`.
@@ -47,18 +167,24 @@ pub fn run(
             )
         })
     };
-    let ptx = args.ptx.as_ref().ok_or_else(|| {
-        Error::missing(
+    if args.ptx.is_none() && args.source.is_none() {
+        return Err(Error::missing(
             "--ptx",
-            format!("the {label} model reads a kernel: --ptx FILE.ptx --entry NAME --grid X[,Y,Z] --block X[,Y,Z]"),
-        )
-    })?;
+            format!("the {label} model reads a kernel: --ptx FILE.ptx or --source FILE.cu, with --entry NAME --grid X[,Y,Z] --block X[,Y,Z]"),
+        ));
+    }
     let entry = need(&args.entry, "--entry", "NAME")?;
     let grid = need(&args.grid, "--grid", "X[,Y,Z]")?;
     let block = need(&args.block, "--block", "X[,Y,Z]")?;
-    // The PTX entry (a C++ kernel name means its mangled entry).
-    let (module, entry) = load_ptx(ptx, &entry)?;
     let device = args.device.resolve()?;
+    // The PTX entry (a C++ kernel name means its mangled entry).
+    let LoadedKernel {
+        module,
+        entry,
+        ptx_path,
+        compiled,
+        params,
+    } = load_kernel(args, &entry, &device, &label)?;
     let resources = match &args.resources {
         Some(p) => {
             let all = parse_report(&super::read_text(p)?);
@@ -76,10 +202,14 @@ pub fn run(
         }
         None => None,
     };
-    // Without a report, ptxas when it is on this machine.
-    let (resources, resources_origin) = match resources {
-        Some(r) => (Some(r), None),
-        None => {
+    // Without a report: the compiler's, or ptxas when it is on this machine.
+    let (resources, resources_origin) = match (resources, compiled, &ptx_path) {
+        (Some(r), _, _) => (Some(r), None),
+        (None, Some((r, origin)), _) => {
+            let origin = r.is_some().then_some(origin);
+            (r, origin)
+        }
+        (None, None, Some(ptx)) => {
             match kerneltime::compile::ptxas::ptxas_resources(
                 ptx,
                 &entry,
@@ -92,10 +222,14 @@ pub fn run(
                 None => (None, None),
             }
         }
+        (None, None, None) => (None, None),
     };
-    let data = data_hints(&args.data)?;
+    // A source's parameter names stand for their positions (PTX names them by position).
+    let kernel_args: Vec<String> = args.args.iter().map(|a| by_position(a, &params)).collect();
+    let data_args: Vec<String> = args.data.iter().map(|a| by_position(a, &params)).collect();
+    let data = data_hints(&data_args)?;
     let budgets = super::trace::budgets(args.step_budget, args.launch_budget)?;
-    let em = emulate_module_with(&module, &entry, &grid, &block, &args.args, &data, budgets)?;
+    let em = emulate_module_with(&module, &entry, &grid, &block, &kernel_args, &data, budgets)?;
     // Data the emulation could not know: the best case too, for the band.
     let best_case = if em.data_dependence.any() {
         let o = EmulationOptions {
@@ -103,7 +237,13 @@ pub fn run(
             ..budgets
         };
         Some(Arc::new(emulate_module_with(
-            &module, &entry, &grid, &block, &args.args, &data, o,
+            &module,
+            &entry,
+            &grid,
+            &block,
+            &kernel_args,
+            &data,
+            o,
         )?))
     } else {
         None

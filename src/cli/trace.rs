@@ -69,12 +69,21 @@ pub fn load_ptx(path: &Path, entry: &str) -> Result<(Module, String)> {
         return Err(Error::file(path, "is too large for a PTX file"));
     }
     let bytes = kerneltime::error::read_capped(path, super::analyze::MAX_PTX_BYTES, "a PTX file")?;
-    let (module, diags) = parse_bytes(&bytes);
-    // A C++ kernel name means its mangled entry.
+    ptx_entry(&bytes, entry, |d| Error::file(path, d))
+}
+
+/// Parses PTX text and finds `entry` in it (a C++ kernel name means its mangled entry); a PTX
+/// error in that kernel becomes `ptx_error(message)`.
+pub fn ptx_entry(
+    bytes: &[u8],
+    entry: &str,
+    ptx_error: impl FnOnce(String) -> Error,
+) -> Result<(Module, String)> {
+    let (module, diags) = parse_bytes(bytes);
     let entry = kerneltime::emulate::resolve_entry_name(&module, entry)
         .map_err(|m| Error::invalid("--entry", m))?;
     if let Some(d) = kerneltime::emulate::entry_diagnostic(&module, &diags, &entry) {
-        return Err(Error::file(path, d));
+        return Err(ptx_error(d));
     }
     Ok((module, entry))
 }

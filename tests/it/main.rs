@@ -12,6 +12,7 @@ mod cli_evaluate;
 mod cli_lslag;
 mod cli_measurements;
 mod cli_occupancy;
+mod cli_predict_source;
 mod cli_trace;
 mod cli_trace_calibration;
 mod common;

@@ -181,7 +181,9 @@ fn skip_reason(example: &Example, root: &Path) -> Option<String> {
     if text.contains("../shared") && !root.join("../shared").is_dir() {
         return Some("reads ../shared (the project's shared data), which is absent".into());
     }
-    if example.words.get(1).is_some_and(|c| c == "tune") {
+    let compiles = example.words.get(1).is_some_and(|c| c == "tune")
+        || example.words.iter().any(|w| w == "--source");
+    if compiles {
         use kerneltime::compile::{Choice, Compiler, Language};
         if let Err(e) = Compiler::find(Language::Cuda, Choice::Auto) {
             missing_tool(
@@ -189,7 +191,7 @@ fn skip_reason(example: &Example, root: &Path) -> Option<String> {
                 &format!("README line {}: no CUDA compiler ({e})", example.line),
             );
             return Some(format!(
-                "`tune` compiles every configuration and no CUDA compiler is here ({e}); run \
+                "it compiles CUDA and no CUDA compiler is here ({e}); run \
                  scripts/install-gpu-toolchain.sh"
             ));
         }

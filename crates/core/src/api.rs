@@ -48,6 +48,8 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
+use crate::compile::cache::CompileCache;
+use crate::compile::{Choice, CompileJob, Compiler, Outcome};
 use crate::device::Device;
 use crate::emulate::{self, BufferHint, Emulation, KernelArg, LaunchDims, UnknownData};
 use crate::error::{Error, Result};
@@ -59,10 +61,61 @@ use crate::model::registry::{model, ModelId, Source};
 use crate::model::Prediction;
 use crate::workload::counters::{self, KernelCounters};
 use kerneltime_ptx::ast::Module;
+use kerneltime_ptx::resources::{parse_report, KernelResources};
 
 pub use crate::eval::evaluate::evaluate;
 pub use crate::explore::sweep::run_to_file as sweep;
 pub use crate::fit::calibrate::calibrate_with_progress as calibrate;
+
+/// A kernel source compiled to PTX for one GPU ([`compile_kernel`]).
+#[derive(Debug, Clone)]
+pub struct CompiledKernel {
+    pub ptx: String,
+    /// The compiler's resource report, one entry per kernel: registers, shared and local
+    /// memory, spills.
+    pub resources: Vec<KernelResources>,
+    /// Where those figures come from, for the notes: "registers from the compiler's report
+    /// (LOCATION)".
+    pub origin: String,
+    /// Whether the result came from the compile cache.
+    pub cached: bool,
+}
+
+impl CompiledKernel {
+    /// The report's entry for PTX kernel `entry` (`None` when the report does not name it).
+    pub fn resources_of(&self, entry: &str) -> Option<KernelResources> {
+        self.resources.iter().find(|r| r.name == entry).cloned()
+    }
+}
+
+/// Compiles a CUDA or OpenCL kernel source to PTX for `job.arch` with the compiler `choice`
+/// finds (NVRTC loaded at run time, else nvcc; OpenCL through clang), through `cache` when it
+/// has a folder. A compiler that refuses the source is an error on `field` with its first error
+/// line; a compiler that cannot be found or run is an error saying what is missing.
+pub fn compile_kernel(
+    job: &CompileJob<'_>,
+    choice: Choice,
+    cache: &CompileCache,
+    field: &str,
+) -> Result<CompiledKernel> {
+    let compiler = Compiler::find(job.language, choice)?;
+    let (outcome, cached) = cache.get_or_compile(&compiler, job)?;
+    match outcome {
+        Outcome::Compiled { ptx, log } => Ok(CompiledKernel {
+            ptx,
+            resources: parse_report(&log),
+            origin: format!(
+                "registers from the compiler's report ({})",
+                compiler.location()
+            ),
+            cached,
+        }),
+        Outcome::Failed { reason, .. } => Err(Error::invalid(
+            field,
+            format!("the compiler refused the kernel: {reason}"),
+        )),
+    }
+}
 
 /// A PTX kernel launch.
 #[derive(Debug, Clone)]

@@ -55,6 +55,22 @@ pub enum Outcome {
     Failed { reason: String, log: String },
 }
 
+/// A preprocessor define `K=V`, or `K` alone for `K=1`, as (name, value). The name must be a C
+/// identifier; the error names `field`.
+pub fn parse_define(field: &str, text: &str) -> Result<(String, String)> {
+    let (name, value) = match text.split_once('=') {
+        Some((n, v)) => (n.trim(), v.trim()),
+        None => (text.trim(), "1"),
+    };
+    if !crate::tune::spec::is_identifier(name) {
+        return Err(Error::invalid(
+            field,
+            format!("`{name}` in `{text}` is not a C identifier"),
+        ));
+    }
+    Ok((name.to_string(), value.to_string()))
+}
+
 /// Which compiler the caller wants for CUDA.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Choice {

@@ -218,17 +218,7 @@ impl Launcher {
         args.sort_by_key(|(p, _)| *p);
         let mut user_defines = Vec::new();
         for d in &overrides.defines {
-            let (name, value) = match d.split_once('=') {
-                Some((n, v)) => (n.trim(), v.trim()),
-                None => (d.trim(), "1"),
-            };
-            if !super::spec::is_identifier(name) {
-                return Err(Error::invalid(
-                    "define",
-                    format!("`{name}` in `{d}` is not a C identifier"),
-                ));
-            }
-            user_defines.push((name.to_string(), value.to_string()));
+            user_defines.push(crate::compile::parse_define("define", d)?);
         }
         let mut mapped_host: Vec<KernelParam> = Vec::new();
         let spec_mapped = k
