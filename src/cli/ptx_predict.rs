@@ -42,6 +42,25 @@ struct LoadedKernel {
     params: Vec<String>,
 }
 
+/// A missing kernel argument of a source's kernel, with the declaration's names by position
+/// (the PTX's own names are mangled).
+fn with_source_names(e: Error, params: &[String]) -> Error {
+    match e {
+        Error::MissingInput { name, message } if !params.is_empty() => {
+            let names: Vec<String> = params
+                .iter()
+                .enumerate()
+                .map(|(k, p)| format!("{k} `{p}`"))
+                .collect();
+            Error::MissingInput {
+                name,
+                message: format!("{message} (in the source: {})", names.join(", ")),
+            }
+        }
+        e => e,
+    }
+}
+
 /// `NAME=...` (or `NAME+OFFSET=...`) with NAME the `k`-th of `params` as `k=...`; anything
 /// else as it is.
 fn by_position(text: &str, params: &[String]) -> String {
@@ -229,7 +248,8 @@ pub fn run(
     let data_args: Vec<String> = args.data.iter().map(|a| by_position(a, &params)).collect();
     let data = data_hints(&data_args)?;
     let budgets = super::trace::budgets(args.step_budget, args.launch_budget)?;
-    let em = emulate_module_with(&module, &entry, &grid, &block, &kernel_args, &data, budgets)?;
+    let em = emulate_module_with(&module, &entry, &grid, &block, &kernel_args, &data, budgets)
+        .map_err(|e| with_source_names(e, &params))?;
     // Data the emulation could not know: the best case too, for the band.
     let best_case = if em.data_dependence.any() {
         let o = EmulationOptions {

@@ -111,6 +111,26 @@ fn a_cuda_source_is_compiled_for_the_device_with_its_defines_and_parameter_names
         inst(&named)
     );
     assert!(trace(&more)["time_us"].as_f64() > trace(&named)["time_us"].as_f64());
+    // A scalar without a value: the error names the declaration's parameters.
+    let (code, _, err) = run(&[
+        "predict",
+        "--device",
+        "A100",
+        "--source",
+        src,
+        "--entry",
+        "axpy_reps",
+        "--grid",
+        "1",
+        "--block",
+        "32",
+        "--arg",
+        "n=32",
+        "--compile-cache",
+        cache,
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("position 1") && err.contains("1 `a`"), "{err}");
     // n = 0: every thread skips the body.
     let none = predict("REPS=65", ["n=0", "a=2.0"]);
     assert!(inst(&none) < inst(&named));
