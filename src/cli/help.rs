@@ -78,7 +78,6 @@ pub const EXAMPLES: &[(&str, &[&str])] = &[
         "predict",
         &[
             "kerneltime predict --model puchala --device \"GTX 860M (puchala2022)\" --kernel dwt-matrix --param n=2^6..2^20 --param k=8",
-            "kerneltime predict --model wu --inputs data/analytical/wu2019-example.toml --device \"Tesla K20c\"",
             "kerneltime predict --model all --ptx examples/saxpy.ptx --entry saxpy --grid 4096 --block 256 --arg 0=1048576 --arg 1=2.0 --device L4",
             "kerneltime predict --source examples/saxpy.cu --entry saxpy --grid 4096 --block 256 --arg n=1048576 --arg a=2.0 --device L4",
         ],

@@ -284,18 +284,22 @@ pub fn run(
         ..Options::default()
     };
     let report = kerneltime::predict_models(&kernel, &device, &models, &options)?;
-    if calibrated {
+    // One model's prediction carries the launch's notes too (registers, emulation).
+    let single = || {
         let mut p = report.predictions[0].clone();
         for n in &report.notes {
             if !p.notes.contains(n) {
                 p.notes.push(n.clone());
             }
         }
-        return super::predict::print_calibrated(&p, args.json);
+        p
+    };
+    if calibrated {
+        return super::predict::print_calibrated(&single(), args.json);
     }
     if args.json {
         if models.len() == 1 {
-            return print_json(&report.predictions[0]);
+            return print_json(&single());
         }
         return print_json(&report);
     }

@@ -166,6 +166,7 @@ fn library_errors_name_inputs_not_flags() {
         "--include-path",
         "--ptxas-options",
         "--version",
+        "--list-gpu-code",
     ];
     let mut found = Vec::new();
     for (file, code) in code_of(&root) {

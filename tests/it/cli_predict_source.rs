@@ -131,6 +131,35 @@ fn a_cuda_source_is_compiled_for_the_device_with_its_defines_and_parameter_names
     ]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("position 1") && err.contains("1 `a`"), "{err}");
+    // A Kepler GPU, which neither NVRTC 12.9 (sm_50 and up) nor nvcc 13.5 (sm_75 and up)
+    // targets: compiled for the oldest target they have, and said.
+    let kepler = json(&[
+        "predict",
+        "--model",
+        "trace",
+        "--json",
+        "--device",
+        "Tesla K20c",
+        "--source",
+        src,
+        "--define",
+        "REPS=1",
+        "--entry",
+        "axpy_reps",
+        "--grid",
+        "64",
+        "--block",
+        "256",
+        "--arg",
+        "n=16384",
+        "--arg",
+        "a=2.0",
+        "--compile-cache",
+        cache,
+    ]);
+    let notes = kepler["notes"].to_string();
+    assert!(notes.contains("not the device's sm_35"), "{notes}");
+    assert!(kepler["time_us"].as_f64().unwrap() > 0.0);
     // n = 0: every thread skips the body.
     let none = predict("REPS=65", ["n=0", "a=2.0"]);
     assert!(inst(&none) < inst(&named));

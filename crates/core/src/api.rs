@@ -75,7 +75,7 @@ pub struct CompiledKernel {
     /// memory, spills.
     pub resources: Vec<KernelResources>,
     /// Where those figures come from, for the notes: "registers from the compiler's report
-    /// (LOCATION)".
+    /// (LOCATION)", and which architecture it compiled for when not the device's.
     pub origin: String,
     /// Whether the result came from the compile cache.
     pub cached: bool,
@@ -90,8 +90,10 @@ impl CompiledKernel {
 
 /// Compiles a CUDA or OpenCL kernel source to PTX for `job.arch` with the compiler `choice`
 /// finds (NVRTC loaded at run time, else nvcc; OpenCL through clang), through `cache` when it
-/// has a folder. A compiler that refuses the source is an error on `field` with its first error
-/// line; a compiler that cannot be found or run is an error saying what is missing.
+/// has a folder. An architecture the compiler does not target is replaced by the nearest one
+/// it does ([`Compiler::target`], said in `origin`). A compiler that refuses the source is
+/// an error on `field` with its first error line; a compiler that cannot be found or run is an
+/// error saying what is missing.
 pub fn compile_kernel(
     job: &CompileJob<'_>,
     choice: Choice,
@@ -99,14 +101,20 @@ pub fn compile_kernel(
     field: &str,
 ) -> Result<CompiledKernel> {
     let compiler = Compiler::find(job.language, choice)?;
-    let (outcome, cached) = cache.get_or_compile(&compiler, job)?;
+    let (arch, target_note) = compiler.target(job.arch);
+    let job = CompileJob {
+        arch,
+        ..job.clone()
+    };
+    let (outcome, cached) = cache.get_or_compile(&compiler, &job)?;
     match outcome {
         Outcome::Compiled { ptx, log } => Ok(CompiledKernel {
             ptx,
             resources: parse_report(&log),
             origin: format!(
-                "registers from the compiler's report ({})",
-                compiler.location()
+                "registers from the compiler's report ({}){}",
+                compiler.location(),
+                target_note.map_or(String::new(), |n| format!("; {n}"))
             ),
             cached,
         }),

@@ -55,6 +55,14 @@ pub enum Outcome {
     Failed { reason: String, log: String },
 }
 
+/// Whether `name` is a C identifier (so it can be a `-D` define).
+pub fn is_identifier(name: &str) -> bool {
+    let mut c = name.chars();
+    c.next()
+        .is_some_and(|f| f.is_ascii_alphabetic() || f == '_')
+        && c.all(|x| x.is_ascii_alphanumeric() || x == '_')
+}
+
 /// A preprocessor define `K=V`, or `K` alone for `K=1`, as (name, value). The name must be a C
 /// identifier; the error names `field`.
 pub fn parse_define(field: &str, text: &str) -> Result<(String, String)> {
@@ -62,13 +70,23 @@ pub fn parse_define(field: &str, text: &str) -> Result<(String, String)> {
         Some((n, v)) => (n.trim(), v.trim()),
         None => (text.trim(), "1"),
     };
-    if !crate::tune::spec::is_identifier(name) {
+    if !is_identifier(name) {
         return Err(Error::invalid(
             field,
             format!("`{name}` in `{text}` is not a C identifier"),
         ));
     }
     Ok((name.to_string(), value.to_string()))
+}
+
+/// The architecture of `archs` (ascending, not empty) to compile for `want` instead, or `None`
+/// when `want` is one of them: the newest not above `want`, else the oldest.
+fn nearest_target(archs: &[u32], want: u32) -> Option<u32> {
+    if archs.contains(&want) {
+        return None;
+    }
+    let below = archs.iter().rev().find(|&&a| a <= want);
+    Some(*below.unwrap_or(&archs[0]))
 }
 
 /// Which compiler the caller wants for CUDA.
@@ -167,6 +185,37 @@ impl Compiler {
                 }
             }
         }
+    }
+
+    /// The `sm_XX` numbers this compiler targets, ascending, when it says (NVRTC's supported
+    /// architectures, `nvcc --list-gpu-code`; the clang route does not say).
+    pub fn supported_archs(&self) -> Option<&[u32]> {
+        match &self.backend {
+            Backend::Nvrtc { lib, .. } => lib.supported_archs.as_deref(),
+            Backend::Nvcc(n) => n.supported_archs.as_deref(),
+            Backend::Clang(_) => None,
+        }
+    }
+
+    /// The architecture to compile a device of compute capability `cc` for: `cc` when this
+    /// compiler targets it (or does not say what it targets), else the nearest one it does —
+    /// the oldest for a device older than all of them, the newest not above `cc` otherwise —
+    /// with a note saying so.
+    pub fn target(&self, cc: ComputeCapability) -> (ComputeCapability, Option<String>) {
+        let want = cc.as_number();
+        let Some(archs) = self.supported_archs().filter(|a| !a.is_empty()) else {
+            return (cc, None);
+        };
+        let Some(sm) = nearest_target(archs, want) else {
+            return (cc, None);
+        };
+        let chosen = ComputeCapability::new(sm / 10, sm % 10);
+        let note = format!(
+            "compiled for sm_{sm}, not the device's sm_{want}, which this compiler does not target (it targets sm_{} to sm_{}): the PTX and the resource report are sm_{sm}'s",
+            archs[0],
+            archs[archs.len() - 1]
+        );
+        (chosen, Some(note))
     }
 
     /// Which program or library compiles, for the notes.
@@ -363,6 +412,22 @@ pub(crate) fn run(program: &Path, args: &[String]) -> Result<(bool, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_device_the_compiler_does_not_target_gets_the_nearest_architecture() {
+        // NVRTC 12.9's list and nvcc 13.5's (`--list-gpu-code`).
+        let nvrtc12 = [
+            50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 87, 89, 90, 100, 120, 121,
+        ];
+        let nvcc13 = [75, 80, 86, 87, 88, 89, 90, 100, 103, 107, 110, 120, 121];
+        assert_eq!(nearest_target(&nvrtc12, 86), None);
+        // Kepler is older than every target: the oldest.
+        assert_eq!(nearest_target(&nvrtc12, 35), Some(50));
+        assert_eq!(nearest_target(&nvcc13, 61), Some(75));
+        // Between two targets, or newer than all: the newest not above the device.
+        assert_eq!(nearest_target(&nvrtc12, 88), Some(87));
+        assert_eq!(nearest_target(&[50, 60, 70, 80, 90], 120), Some(90));
+    }
 
     #[test]
     fn the_first_error_line_is_the_reason() {

@@ -15,6 +15,9 @@ pub struct Nvcc {
     pub nvcc: PathBuf,
     pub ptxas: PathBuf,
     version: String,
+    /// The `sm_XX` numbers it compiles for, ascending (`nvcc --list-gpu-code`; `None` when it
+    /// does not say).
+    pub supported_archs: Option<Vec<u32>>,
 }
 
 impl Nvcc {
@@ -34,10 +37,23 @@ impl Nvcc {
                     .map(|l| l.trim().to_string())
             })
             .unwrap_or_default();
+        let supported_archs = run(&nvcc, &["--list-gpu-code".to_string()])
+            .ok()
+            .map(|(_, text)| {
+                let mut archs: Vec<u32> = text
+                    .split_whitespace()
+                    .filter_map(|w| w.strip_prefix("sm_")?.parse().ok())
+                    .collect();
+                archs.sort_unstable();
+                archs.dedup();
+                archs
+            })
+            .filter(|a| !a.is_empty());
         Some(Nvcc {
             nvcc,
             ptxas,
             version,
+            supported_archs,
         })
     }
 

@@ -19,6 +19,8 @@ type Status = c_int;
 const SUCCESS: Status = 0;
 
 type VersionFn = unsafe extern "C" fn(*mut c_int, *mut c_int) -> Status;
+type CountFn = unsafe extern "C" fn(*mut c_int) -> Status;
+type ListFn = unsafe extern "C" fn(*mut c_int) -> Status;
 type ErrorStringFn = unsafe extern "C" fn(Status) -> *const c_char;
 type CreateFn = unsafe extern "C" fn(
     *mut Program,
@@ -37,6 +39,9 @@ type GetFn = unsafe extern "C" fn(Program, *mut c_char) -> Status;
 pub struct Nvrtc {
     pub path: PathBuf,
     pub version: (i32, i32),
+    /// The `sm_XX` numbers it compiles for, ascending (`nvrtcGetSupportedArchs`, CUDA 11.2
+    /// and later; `None` for an older library).
+    pub supported_archs: Option<Vec<u32>>,
     error_string: ErrorStringFn,
     create: CreateFn,
     destroy: DestroyFn,
@@ -104,6 +109,33 @@ fn symbol(_handle: *mut c_void, name: &str) -> std::result::Result<*mut c_void, 
     Err(format!("no symbol {name}"))
 }
 
+/// The architectures a loaded NVRTC compiles for, ascending, when it can say.
+fn supported_archs(h: *mut c_void) -> Option<Vec<u32>> {
+    let count = symbol(h, "nvrtcGetNumSupportedArchs").ok()?;
+    let list = symbol(h, "nvrtcGetSupportedArchs").ok()?;
+    // SAFETY: NVRTC's functions of these names (nvrtc.h): one writes the count, the other that
+    // many integers.
+    unsafe {
+        let count = std::mem::transmute::<*mut c_void, CountFn>(count);
+        let list = std::mem::transmute::<*mut c_void, ListFn>(list);
+        let mut n: c_int = 0;
+        if count(&mut n) != SUCCESS || !(1..=1024).contains(&n) {
+            return None;
+        }
+        let mut archs = vec![0 as c_int; n as usize];
+        if list(archs.as_mut_ptr()) != SUCCESS {
+            return None;
+        }
+        let mut archs: Vec<u32> = archs
+            .into_iter()
+            .filter_map(|a| u32::try_from(a).ok())
+            .collect();
+        archs.sort_unstable();
+        archs.dedup();
+        Some(archs)
+    }
+}
+
 impl Nvrtc {
     /// Loads the library at `path`; the error says why it is not usable.
     pub fn load(path: &Path) -> Result<Nvrtc> {
@@ -116,6 +148,7 @@ impl Nvrtc {
             Nvrtc {
                 path: path.to_path_buf(),
                 version: (0, 0),
+                supported_archs: None,
                 error_string: std::mem::transmute::<*mut c_void, ErrorStringFn>(get(
                     "nvrtcGetErrorString",
                 )?),
@@ -143,6 +176,7 @@ impl Nvrtc {
         }
         Ok(Nvrtc {
             version: (major, minor),
+            supported_archs: supported_archs(h),
             ..lib
         })
     }

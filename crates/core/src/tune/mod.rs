@@ -298,6 +298,9 @@ pub fn tune(req: &TuneRequest, progress: &dyn Progress) -> Result<TuneReport> {
         req.devices.iter().map(|d| d.compute_capability).collect();
     archs.sort_by_key(|c| c.as_number());
     archs.dedup();
+    // A device the compiler does not target gets the nearest architecture it does, said once.
+    let target_notes: BTreeSet<String> =
+        archs.iter().filter_map(|&a| compiler.target(a).1).collect();
     let links: Vec<Option<HostLink>> = req
         .devices
         .iter()
@@ -327,7 +330,7 @@ pub fn tune(req: &TuneRequest, progress: &dyn Progress) -> Result<TuneReport> {
         data,
         compiled: AtomicU64::new(0),
         hits: AtomicU64::new(0),
-        notes: Mutex::new(BTreeSet::new()),
+        notes: Mutex::new(target_notes),
         link_range: Mutex::new(vec![(f64::INFINITY, 0.0); req.devices.len()]),
         missing_resources: AtomicU64::new(0),
         phase_ns: Default::default(),
@@ -524,7 +527,7 @@ impl Context<'_> {
                 language: self.req.spec.kernel.language,
                 defines: &plan.defines,
                 options: &self.req.spec.kernel.compiler_options,
-                arch,
+                arch: self.compiler.target(arch).0,
             };
             let launch = LaunchDims {
                 grid: plan.grid.map(|g| g as u32),

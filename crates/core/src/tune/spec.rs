@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value as Json;
 
 use super::expr::{Expr, Value};
+use crate::compile::is_identifier;
 pub use crate::compile::Language;
 use crate::emulate::{DataArg, DataSpec};
 use crate::error::{Error, Result};
@@ -559,14 +560,6 @@ fn join(path: &str, key: &str) -> String {
     } else {
         format!("{path}.{key}")
     }
-}
-
-/// Whether `name` is a C identifier (so it can be a `-D` define).
-pub fn is_identifier(name: &str) -> bool {
-    let mut c = name.chars();
-    c.next()
-        .is_some_and(|f| f.is_ascii_alphabetic() || f == '_')
-        && c.all(|x| x.is_ascii_alphanumeric() || x == '_')
 }
 
 fn json_value(v: &Json) -> Option<Value> {
