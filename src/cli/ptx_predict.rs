@@ -6,12 +6,11 @@
 //!
 //! Reads flags and files, prints; the work is `compile`, `emulate` and `model::from_trace`.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::predict::PredictArgs;
 use super::print_json;
-use std::path::PathBuf;
-
 use super::trace::{data_hints, emulate_module_with, load_ptx, ptx_entry};
 use super::units::time_us;
 use kerneltime::compile::cache::{default_dir, CompileCache};
@@ -72,6 +71,14 @@ fn by_position(text: &str, params: &[String]) -> String {
     }
 }
 
+/// The error of a PTX model given no kernel.
+fn no_kernel(label: &str) -> Error {
+    Error::missing(
+        "--ptx",
+        format!("the {label} model reads a kernel: --ptx FILE.ptx or --source FILE.cu, with --entry NAME --grid X[,Y,Z] --block X[,Y,Z]"),
+    )
+}
+
 /// Reads `--ptx`, or compiles `--source` for `device`.
 fn load_kernel(
     args: &PredictArgs,
@@ -103,10 +110,7 @@ fn load_kernel(
         });
     }
     let Some(path) = &args.source else {
-        return Err(Error::missing(
-            "--ptx",
-            format!("the {label} model reads a kernel: --ptx FILE.ptx or --source FILE.cu, with --entry NAME --grid X[,Y,Z] --block X[,Y,Z]"),
-        ));
+        return Err(no_kernel(label));
     };
     let text = super::read_text(path)?;
     let language = match path.extension().and_then(|e| e.to_str()) {
@@ -116,7 +120,7 @@ fn load_kernel(
     let defines = args
         .defines
         .iter()
-        .map(|d| parse_define("--define", d))
+        .map(|d| parse_define("define", d))
         .collect::<Result<Vec<_>>>()?;
     let file_name = path
         .file_name()
@@ -131,14 +135,13 @@ fn load_kernel(
         options: &args.compiler_options,
         arch: device.compute_capability,
     };
-    let choice =
-        Choice::parse(&args.compiler).map_err(|e| Error::invalid("--compiler", e.to_string()))?;
+    let choice = Choice::parse(&args.compiler)?;
     let cache = CompileCache::new(if args.no_compile_cache {
         None
     } else {
         args.compile_cache.clone().or_else(default_dir)
     });
-    let c = kerneltime::api::compile_kernel(&job, choice, &cache, "--source")?;
+    let c = kerneltime::api::compile_kernel(&job, choice, &cache, "source")?;
     let params = signature_params(&text, entry, language);
     let (module, entry) = ptx_entry(c.ptx.as_bytes(), entry, |d| {
         Error::file(
@@ -187,10 +190,7 @@ pub fn run(
         })
     };
     if args.ptx.is_none() && args.source.is_none() {
-        return Err(Error::missing(
-            "--ptx",
-            format!("the {label} model reads a kernel: --ptx FILE.ptx or --source FILE.cu, with --entry NAME --grid X[,Y,Z] --block X[,Y,Z]"),
-        ));
+        return Err(no_kernel(&label));
     }
     let entry = need(&args.entry, "--entry", "NAME")?;
     let grid = need(&args.grid, "--grid", "X[,Y,Z]")?;
