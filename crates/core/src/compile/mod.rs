@@ -3,9 +3,11 @@
 //! CUDA C++ goes through NVRTC loaded into this process (`nvrtc`), or, when no NVRTC library is
 //! found, through `nvcc -ptx` and `ptxas -v` (`nvcc`). OpenCL C goes through `clang-14` to PTX and
 //! `ptxas -v` (`clang`). [`Compiler::find`] picks the route and says which files it uses
-//! ([`Compiler::location`]); [`cache`] keeps results on disk by a hash of everything that
-//! decides them. A compiler that refuses a kernel gives [`Outcome::Failed`] with its first error
-//! line; only a compiler that cannot run at all is an `Err`.
+//! ([`Compiler::location`]) and which architectures it targets ([`Compiler::target`] picks the
+//! nearest one for a device it does not); [`cache`] keeps results on disk by a hash of
+//! everything that decides them. A compiler that refuses a kernel gives [`Outcome::Failed`]
+//! with its first error line; only a compiler that cannot run at all is an `Err`.
+//! [`parse_define`] reads a user's `K=V` define.
 //!
 //! What it does NOT do: parse the PTX or the report (the caller does, with `ptx::parse_bytes`
 //! and `ptx::resources::parse_report`), or run anything on a GPU.
