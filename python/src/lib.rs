@@ -33,13 +33,13 @@ use serde_json::{json, Value as Json};
 use kerneltime::compile::cache::{default_dir, CompileCache};
 use kerneltime::compile::{Choice, CompileJob, Language};
 use kerneltime::device::{catalogue, Device};
+use kerneltime::emulate::DataArg;
 use kerneltime::emulate::{KernelArg, LaunchDims};
 use kerneltime::error::{Error, Result};
 use kerneltime::model::puchala::{Builtin, PuchalaInputs};
 use kerneltime::progress::Quiet;
 use kerneltime::ptx::resources::{parse_report, KernelResources};
-use kerneltime::emulate::DataArg;
-use kerneltime::tune::launch::Overrides;
+use kerneltime::tune::launch::{by_position, signature_params, Overrides};
 use kerneltime::tune::space::{self as tune_space, Selection};
 use kerneltime::tune::spec::TuneSpec;
 use kerneltime::tune::{find_entry_name, tune, TuneRequest, DEFAULT_MODEL};
@@ -383,6 +383,8 @@ fn predict_json(job: &str) -> Result<String> {
         grid: dims(&job.grid, "grid")?,
         block: dims(&job.block, "block")?,
     };
+    // A source's parameter names stand for their positions (PTX names them by position).
+    let mut params: Vec<String> = Vec::new();
     let (ptx, compiled_resources, origin) = match (&job.ptx, &job.source) {
         (Some(ptx), None) => (ptx.clone(), None, None),
         (None, Some(source)) => {
@@ -415,6 +417,7 @@ fn predict_json(job: &str) -> Result<String> {
             };
             let choice = Choice::parse(job.compiler.as_deref().unwrap_or("auto"))?;
             let c = kerneltime::api::compile_kernel(&cjob, choice, &cache, "source")?;
+            params = signature_params(source, &kernel_name, language);
             (c.ptx, Some(c.resources), Some(c.origin))
         }
         _ => {
@@ -455,7 +458,12 @@ fn predict_json(job: &str) -> Result<String> {
         module: Arc::new(module),
         entry,
         launch,
-        args: KernelArg::parse_all(&job.args)?,
+        args: KernelArg::parse_all(
+            &job.args
+                .iter()
+                .map(|a| by_position(a, &params))
+                .collect::<Vec<_>>(),
+        )?,
         resources,
         data: Vec::new(),
     });

@@ -93,6 +93,25 @@ def test_cuda_source_compiled_in_process_matches_its_ptx(cuda):
     assert any("compiler" in n or "registers" in n for n in from_source["notes"]), from_source["notes"]
 
 
+def test_a_source_kernel_takes_its_arguments_by_their_declared_names(cuda):
+    # saxpy(int n, float a, ...): the names stand for positions 0 and 1, which PTX knows them by.
+    n = 1 << 20
+    source = str(EXAMPLES / "saxpy.cu")
+    common = dict(kernel_name="saxpy", grid=n // 256, block=256, source=source)
+    by_name = kerneltime.predict("RTX 2080 Ti", args={"n": n, "a": 2.0}, **common)
+    by_position = kerneltime.predict("RTX 2080 Ti", args={0: n, 1: 2.0}, **common)
+    assert by_name["time_us"] == by_position["time_us"]
+
+
+def test_a_gpu_the_compiler_does_not_target_compiles_for_the_nearest_one(cuda):
+    # The Tesla K20c is sm_35; NVRTC 12.x starts at sm_50, nvcc 13.x at sm_75.
+    n = 1 << 20
+    p = kerneltime.predict("Tesla K20c", source=str(EXAMPLES / "saxpy.cu"), kernel_name="saxpy",
+                           grid=n // 256, block=256, args={"n": n, "a": 2.0})
+    assert p["time_us"] > 0
+    assert any("not the device's sm_35" in note for note in p["notes"]), p["notes"]
+
+
 def test_a_compile_error_names_the_compiler_message(cuda):
     with pytest.raises(kerneltime.KerneltimeError) as e:
         kerneltime.predict(

@@ -20,7 +20,7 @@ use kerneltime::emulate::Options as EmulationOptions;
 use kerneltime::error::{Error, Result};
 use kerneltime::fit::calibrate::CalibrationFile;
 use kerneltime::ptx::resources::{parse_report, KernelResources};
-use kerneltime::tune::launch::signature_params;
+use kerneltime::tune::launch::{by_position, signature_params};
 use kerneltime::{Kernel, ModelId, Options};
 
 /// Whether `predict --model MODEL` takes the PTX path with these flags.
@@ -57,17 +57,6 @@ fn with_source_names(e: Error, params: &[String]) -> Error {
             }
         }
         e => e,
-    }
-}
-
-/// `NAME=...` (or `NAME+OFFSET=...`) with NAME the `k`-th of `params` as `k=...`; anything
-/// else as it is.
-fn by_position(text: &str, params: &[String]) -> String {
-    let name_end = text.find(['=', '+']).unwrap_or(text.len());
-    let name = text[..name_end].trim();
-    match params.iter().position(|p| p == name) {
-        Some(k) => format!("{k}{}", &text[name_end..]),
-        None => text.to_string(),
     }
 }
 

@@ -602,6 +602,18 @@ fn strip_comments(source: &str) -> String {
     out
 }
 
+/// A kernel argument `NAME=...` (or `NAME+OFFSET=...`) whose NAME is the `k`-th of a source
+/// declaration's `params` ([`signature_params`]) as `k=...`, the position PTX knows it by;
+/// anything else as it is.
+pub fn by_position(text: &str, params: &[String]) -> String {
+    let name_end = text.find(['=', '+']).unwrap_or(text.len());
+    let name = text[..name_end].trim();
+    match params.iter().position(|p| p == name) {
+        Some(k) => format!("{k}{}", &text[name_end..]),
+        None => text.to_string(),
+    }
+}
+
 /// Parameter names of the kernel `name` in a CUDA or OpenCL source: the declaration
 /// `__global__ ... void name(...)` (OpenCL: `__kernel`/`kernel`), the last identifier of each
 /// comma-separated parameter. Empty when no such declaration is found.
@@ -846,5 +858,10 @@ mod tests {
             vec!["a", "b", "n"]
         );
         assert!(signature_params(src, "vsub", Language::OpenCl).is_empty());
+        let params: Vec<String> = ["n", "a", "x"].iter().map(|p| p.to_string()).collect();
+        assert_eq!(by_position("a=2.0", &params), "1=2.0");
+        assert_eq!(by_position("x+8=1", &params), "2+8=1");
+        assert_eq!(by_position("param_1=2.0", &params), "param_1=2.0");
+        assert_eq!(by_position("3=7", &params), "3=7");
     }
 }
