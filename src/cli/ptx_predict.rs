@@ -34,11 +34,20 @@ pub fn wants_ptx(model: ModelId, args: &PredictArgs) -> bool {
 struct LoadedKernel {
     module: kerneltime::ptx::ast::Module,
     entry: String,
-    /// The PTX file to run ptxas on when no report came with the kernel.
-    ptx_path: Option<PathBuf>,
-    compiled: Option<(Option<KernelResources>, String)>,
+    from: KernelFrom,
     /// The parameter names of the kernel's declaration in the source (empty for PTX).
     params: Vec<String>,
+}
+
+/// Where a kernel came from.
+enum KernelFrom {
+    /// A PTX file (ptxas runs on it when no report came with it).
+    Ptx(PathBuf),
+    /// A source compiled here: the compiler's report for the kernel, and where it came from.
+    Compiled {
+        resources: Option<KernelResources>,
+        origin: String,
+    },
 }
 
 /// A missing kernel argument of a source's kernel, with the declaration's names by position
@@ -93,8 +102,7 @@ fn load_kernel(
         return Ok(LoadedKernel {
             module,
             entry,
-            ptx_path: Some(ptx.clone()),
-            compiled: None,
+            from: KernelFrom::Ptx(ptx.clone()),
             params: Vec::new(),
         });
     }
@@ -147,8 +155,7 @@ fn load_kernel(
     Ok(LoadedKernel {
         module,
         entry,
-        ptx_path: None,
-        compiled: Some((resources, origin)),
+        from: KernelFrom::Compiled { resources, origin },
         params,
     })
 }
@@ -189,8 +196,7 @@ pub fn run(
     let LoadedKernel {
         module,
         entry,
-        ptx_path,
-        compiled,
+        from,
         params,
     } = load_kernel(args, &entry, &device, &label)?;
     let resources = match &args.resources {
@@ -211,15 +217,15 @@ pub fn run(
         None => None,
     };
     // Without a report: the compiler's, or ptxas when it is on this machine.
-    let (resources, resources_origin) = match (resources, compiled, &ptx_path) {
-        (Some(r), _, _) => (Some(r), None),
-        (None, Some((r, origin)), _) => {
-            let origin = r.is_some().then_some(origin);
-            (r, origin)
+    let (resources, resources_origin) = match (resources, from) {
+        (Some(r), _) => (Some(r), None),
+        (None, KernelFrom::Compiled { resources, origin }) => {
+            let origin = resources.is_some().then_some(origin);
+            (resources, origin)
         }
-        (None, None, Some(ptx)) => {
+        (None, KernelFrom::Ptx(ptx)) => {
             match kerneltime::compile::ptxas::ptxas_resources(
-                ptx,
+                &ptx,
                 &entry,
                 device.compute_capability,
             ) {
@@ -230,7 +236,6 @@ pub fn run(
                 None => (None, None),
             }
         }
-        (None, None, None) => (None, None),
     };
     // A source's parameter names stand for their positions (PTX names them by position).
     let kernel_args: Vec<String> = args.args.iter().map(|a| by_position(a, &params)).collect();

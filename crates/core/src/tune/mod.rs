@@ -241,7 +241,8 @@ struct Context<'a> {
     source: String,
     file_name: String,
     include_dir: Option<PathBuf>,
-    archs: Vec<ComputeCapability>,
+    /// The devices' distinct architectures, each with the one the compiler compiles it for.
+    archs: Vec<(ComputeCapability, ComputeCapability)>,
     links: Vec<Option<HostLink>>,
     /// The data hints the emulator reads, parameters by position.
     data: Vec<BufferHint>,
@@ -299,8 +300,13 @@ pub fn tune(req: &TuneRequest, progress: &dyn Progress) -> Result<TuneReport> {
     archs.sort_by_key(|c| c.as_number());
     archs.dedup();
     // A device the compiler does not target gets the nearest architecture it does, said once.
-    let target_notes: BTreeSet<String> =
-        archs.iter().filter_map(|&a| compiler.target(a).1).collect();
+    let targets: Vec<(ComputeCapability, Option<String>)> =
+        archs.iter().map(|&a| compiler.target(a)).collect();
+    let target_notes: BTreeSet<String> = targets.iter().filter_map(|t| t.1.clone()).collect();
+    let archs: Vec<(ComputeCapability, ComputeCapability)> = archs
+        .into_iter()
+        .zip(targets.into_iter().map(|t| t.0))
+        .collect();
     let links: Vec<Option<HostLink>> = req
         .devices
         .iter()
@@ -513,7 +519,7 @@ impl Context<'_> {
                 rows[d] = Some(self.row(c, d, Status::CannotLaunch, why));
             }
         }
-        for &arch in &self.archs {
+        for &(arch, target) in &self.archs {
             let wanted: Vec<usize> = (0..devices.len())
                 .filter(|&d| rows[d].is_none() && devices[d].compute_capability == arch)
                 .collect();
@@ -527,7 +533,7 @@ impl Context<'_> {
                 language: self.req.spec.kernel.language,
                 defines: &plan.defines,
                 options: &self.req.spec.kernel.compiler_options,
-                arch: self.compiler.target(arch).0,
+                arch: target,
             };
             let launch = LaunchDims {
                 grid: plan.grid.map(|g| g as u32),
