@@ -1693,10 +1693,11 @@ struct Produced {
 /// The caches and the compression on a second thread, streaming the programs of the first
 /// `n_rep` warps (the representative block) into the round simulation on this one.
 ///
-/// The compression needs the costs, which need the row pass (`costs`, run on this thread); the
-/// caches do not: they start at once on the second thread, beside the row pass, and the
-/// compression catches up with them when the costs arrive. The bounds' traffic is summed there
-/// too, once the caches are done, while the round still runs.
+/// The compression needs the costs, which need the row pass (`costs`, run on this thread), and
+/// the warps of a kind ([`twins`], found on this thread too); the caches need neither: they
+/// start at once on the second thread, beside those, and the compression catches up with them
+/// when the costs arrive. The bounds' traffic is summed there too, once the caches are done,
+/// while the round still runs.
 ///
 /// Returns ((pipeline cycles, operations), what the second thread found, (activations per
 /// sector, costs)).
@@ -1712,14 +1713,15 @@ fn overlapped_round(
     schedulers: u32,
 ) -> ((f64, usize), Produced, (f64, Costs)) {
     let (mut feed, mut programs) = round::Feed::new(n_rep);
-    let (costs_tx, costs_rx) = std::sync::mpsc::sync_channel::<Costs>(1);
+    let (costs_tx, costs_rx) = std::sync::mpsc::sync_channel::<(Costs, Vec<Option<usize>>)>(1);
     std::thread::scope(|scope| {
         let producer = scope.spawn(move || {
             let mut sim = caches.sim(warps);
             // A warp with the instructions of an earlier one takes that warp's pieces while
             // their hits are the same (`follow`; no compressor of its own until they differ).
-            let twin = twins(&warps[..n_rep]);
-            let mut follow = twin.clone();
+            // Both arrive with the costs.
+            let mut twin: Vec<Option<usize>> = Vec::new();
+            let mut follow: Vec<Option<usize>> = Vec::new();
             let mut compressors: Vec<Option<Compressor<'_>>> = Vec::new();
             // Per warp, the requests whose hits the compression has used, where its last piece
             // started, and that piece's steps.
@@ -1727,13 +1729,13 @@ fn overlapped_round(
             let mut piece_from = vec![0usize; n_rep];
             let mut pieces: Vec<Vec<u32>> = vec![Vec::new(); n_rep];
             let mut costs = None;
-            let finish = |sim: cache::CacheSim<'_>| {
+            let finish = |sim: cache::CacheSim<'_>, twin: Vec<Option<usize>>| {
                 let cache = sim.finish();
                 let traffic = Traffic::of(&warps[..n_rep], &cache.hits);
                 Produced {
                     cache,
                     traffic,
-                    twin: twin.clone(),
+                    twin,
                 }
             };
             // A send fails only when the round has stopped listening (it panicked), and the
@@ -1741,14 +1743,19 @@ fn overlapped_round(
             loop {
                 let more = sim.run_rounds(OVERLAP_PIECE_REQUESTS);
                 if costs.is_none() {
-                    costs = if more {
+                    let arrived = if more {
                         costs_rx.try_recv().ok()
                     } else {
                         match costs_rx.recv() {
                             Ok(c) => Some(c),
-                            Err(_) => return finish(sim),
+                            Err(_) => return finish(sim, twin),
                         }
                     };
+                    if let Some((c, kinds)) = arrived {
+                        follow = kinds.clone();
+                        twin = kinds;
+                        costs = Some(c);
+                    }
                     if let Some(c) = &costs {
                         compressors = warps[..n_rep]
                             .iter()
@@ -1792,7 +1799,7 @@ fn overlapped_round(
                                 if !pieces[k].is_empty()
                                     && !feed.send_steps(k, pieces[k].clone(), false)
                                 {
-                                    return finish(sim);
+                                    return finish(sim, twin);
                                 }
                                 continue;
                             }
@@ -1810,7 +1817,7 @@ fn overlapped_round(
                         let ops = c.take_settled();
                         pieces[k] = feed.number(&ops);
                         if !ops.is_empty() && !feed.send_steps(k, pieces[k].clone(), false) {
-                            return finish(sim);
+                            return finish(sim, twin);
                         }
                     }
                     if !behind {
@@ -1831,13 +1838,14 @@ fn overlapped_round(
                     break;
                 }
             }
-            finish(sim)
+            finish(sim, twin)
         });
         // Moved in, so that a panic here drops it and the second thread stops waiting.
         let costs_tx = costs_tx;
         let costs = costs();
+        let kinds = twins(&warps[..n_rep]);
         // The second thread waits for these (it has stopped only if it panicked).
-        let _ = costs_tx.send(costs.1);
+        let _ = costs_tx.send((costs.1, kinds));
         let cycles = round::simulate(&mut programs, n_round as usize, schedulers);
         let cache = match producer.join() {
             Ok(cache) => cache,
