@@ -7,6 +7,9 @@
 //! simulated; a warp that reaches the end of what has arrived waits for the next piece. Both
 //! give the same result: the order of events does not depend on when the pieces arrive.
 //!
+//! A loop's steady state is extrapolated rather than simulated report by report (`Steady`):
+//! the one place where the round is not exact, within a fraction of a percent on loops.
+//!
 //! It does not compress traces or simulate caches (see the parent module).
 
 use std::collections::HashMap;
@@ -311,6 +314,22 @@ impl Programs {
         true
     }
 
+    /// The first step at or after `from` (at least `period`) that is not the one `period`
+    /// steps before it, or the program's length once it is complete (or no more pieces come);
+    /// takes pieces as needed.
+    fn periodic_until(&mut self, program: usize, from: usize, period: usize) -> usize {
+        let mut q = from;
+        loop {
+            let p = &self.programs[program];
+            while q < p.len() && p[q] == p[q - period] {
+                q += 1;
+            }
+            if q < p.len() || self.ended[program] || !self.receive() {
+                return q;
+            }
+        }
+    }
+
     /// Takes pieces until `program` has a step at `pos`. If the feed goes away first, the
     /// program ends where its pieces end.
     #[cold]
@@ -340,24 +359,36 @@ impl Programs {
 /// priority queue. Comp, global and shared operations share one shape (`Step`), so the step
 /// that times them is the same straight-line code.
 pub fn simulate(programs: &mut Programs, blocks: usize, schedulers: u32) -> f64 {
-    run(programs, blocks, 1, schedulers).0
+    run(programs, blocks, 1, schedulers, true).time
 }
 
 /// Waves of blocks through `slots` block slots with continuous dispatch: a block starts in its
 /// slot the moment the slot's previous block ends, as the hardware's block scheduler does.
 /// Returns the cycles until the last block ends.
 pub fn simulate_waves(programs: &mut Programs, slots: usize, waves: usize, schedulers: u32) -> f64 {
-    run(programs, slots, waves, schedulers).0
+    run(programs, slots, waves, schedulers, true).time
 }
 
-/// `waves` blocks per slot, the next one starting when the slot's block ends: the end (cycles)
-/// and every block's end (ticks).
-fn run(programs: &mut Programs, slots: usize, waves: usize, schedulers: u32) -> (f64, Vec<u64>) {
+/// What [`run`] found.
+struct Ran {
+    /// Cycles until the last block ends.
+    time: f64,
+    /// Reports simulated one by one (not jumped over).
+    #[cfg_attr(not(test), allow(dead_code))]
+    events: u64,
+}
+
+/// `waves` blocks per slot, the next one starting when the slot's block ends. With `jump`, the
+/// steady stretches of the programs are extrapolated ([`Steady`]).
+fn run(programs: &mut Programs, slots: usize, waves: usize, schedulers: u32, jump: bool) -> Ran {
     let blocks = slots * waves;
     let per_block = programs.len();
     let n = per_block * blocks;
     if n == 0 {
-        return (0.0, vec![0; blocks]);
+        return Ran {
+            time: 0.0,
+            events: 0,
+        };
     }
     let schedulers = schedulers.max(1) as usize;
     let mut sched_free = vec![0u64; schedulers];
@@ -376,7 +407,6 @@ fn run(programs: &mut Programs, slots: usize, waves: usize, schedulers: u32) -> 
         .collect();
     let mut arrived = vec![0usize; blocks];
     let mut live = vec![per_block; blocks];
-    let mut block_end = vec![0u64; blocks];
     let mut tree = WinnerTree::new(n);
     for w in 0..per_block * slots {
         tree.set(w, event_key(0, w));
@@ -385,12 +415,31 @@ fn run(programs: &mut Programs, slots: usize, waves: usize, schedulers: u32) -> 
     // The smallest key, as the last re-keying returned it (read from the tree after the rarer
     // events that re-key several warps).
     let mut kw = tree.min();
+    // Reports taken (steps timed) and warps ended so far; the steady-state jumps.
+    let (mut events, mut ends) = (0u64, 0u64);
+    let mut steady = Steady::new(jump, per_block * slots);
     loop {
         if kw == IDLE {
             break;
         }
         let w = (kw & WARP_MASK) as usize;
         let t = kw >> WARP_BITS;
+        if events >= steady.next_mark {
+            let mut round = Round {
+                t,
+                ws: &mut ws,
+                tree: &mut tree,
+                free: [&mut sched_free, &mut resource_free],
+                arrived: &mut arrived,
+                live: &mut live,
+                end: &mut end,
+                ends: &mut ends,
+            };
+            if steady.mark(&mut round, programs, events) {
+                kw = tree.min();
+                continue;
+            }
+        }
         let st = &mut ws[w];
         let b = st.block as usize;
         let op = st.op;
@@ -398,9 +447,9 @@ fn run(programs: &mut Programs, slots: usize, waves: usize, schedulers: u32) -> 
             tree.set(w, IDLE);
             if op.resource == END {
                 end = end.max(t);
+                ends += 1;
                 live[b] -= 1;
                 if live[b] == 0 {
-                    block_end[b] = t;
                     // The slot's next block starts now.
                     let next = b + slots;
                     if next < blocks {
@@ -436,12 +485,381 @@ fn run(programs: &mut Programs, slots: usize, waves: usize, schedulers: u32) -> 
         // Fetched now, used when the warp comes up again: the load overlaps other events.
         st.op = programs.step(st.program as usize, st.pos);
         kw = tree.set(w, event_key(next, w));
+        events += 1;
     }
-    (end as f64 / TICKS_PER_CYCLE, block_end)
+    Ran {
+        time: end as f64 / TICKS_PER_CYCLE,
+        events,
+    }
+}
+
+/// Reports per warp of the round in one window of [`Steady`] (on average, steps a warp).
+const WINDOW_STEPS: u64 = 256;
+/// Windows whose mean a jump extrapolates.
+const WINDOWS: usize = 4;
+/// Windows after a jump that must match it for it to stand.
+const TRIAL_WINDOWS: usize = 2;
+/// The longest program period a jump looks for, in steps.
+const MAX_PERIOD: usize = 1024;
+/// Two windows whose times differ by more than this share are not a steady state...
+const TIME_TOLERANCE: f64 = 0.01;
+/// ...nor two in which a warp moved by more than this share (or 4 steps) more or less.
+const STEP_TOLERANCE: f64 = 0.02;
+
+/// The round's state, as a mark of [`Steady`] reads, moves and restores it.
+struct Round<'a> {
+    /// Now: the time of the next report.
+    t: u64,
+    ws: &'a mut [WarpState],
+    tree: &'a mut WinnerTree,
+    /// When the schedulers and the resources are free.
+    free: [&'a mut [u64]; 2],
+    /// Per block: warps at its barrier, warps not ended.
+    arrived: &'a mut [usize],
+    live: &'a mut [usize],
+    /// The latest end so far, and the warps ended.
+    end: &'a mut u64,
+    ends: &'a mut u64,
+}
+
+/// A copy of the round's state (everything [`Round`] holds but the time), to go back to.
+struct Saved {
+    ws: Vec<WarpState>,
+    nodes: Vec<u64>,
+    free: [Vec<u64>; 2],
+    arrived: Vec<usize>,
+    live: Vec<usize>,
+    end: u64,
+    ends: u64,
+}
+
+impl Saved {
+    fn of(r: &Round<'_>) -> Saved {
+        Saved {
+            ws: r.ws.to_vec(),
+            nodes: r.tree.nodes.clone(),
+            free: [r.free[0].to_vec(), r.free[1].to_vec()],
+            arrived: r.arrived.to_vec(),
+            live: r.live.to_vec(),
+            end: *r.end,
+            ends: *r.ends,
+        }
+    }
+
+    fn restore(self, r: &mut Round<'_>) {
+        r.ws.clone_from_slice(&self.ws);
+        r.tree.nodes = self.nodes;
+        r.free[0].copy_from_slice(&self.free[0]);
+        r.free[1].copy_from_slice(&self.free[1]);
+        r.arrived.copy_from_slice(&self.arrived);
+        r.live.copy_from_slice(&self.live);
+        *r.end = self.end;
+        *r.ends = self.ends;
+    }
+}
+
+/// A jump on trial: the state before it, and what each window after it should look like.
+struct Trial {
+    before: Saved,
+    /// A window's time and each warp's steps in it, as the jump took them.
+    window_t: f64,
+    steps: Vec<f64>,
+    ends: u64,
+    /// Windows after the jump that matched.
+    matched: usize,
+}
+
+/// Where the warps were at a mark.
+struct Mark {
+    t: u64,
+    pos: Vec<usize>,
+    /// Warps ended before it.
+    ends: u64,
+}
+
+/// Extrapolates a steady state. A kernel's loop gives each warp a program that repeats a few
+/// steps hundreds of times (`dwt_matrix`: 16 steps, 566 times), and once the warps have settled
+/// into it, every window of the round looks like the one before: the same time, every warp the
+/// same steps further on (the warps need not be in step with each other). The round's state
+/// itself does not recur exactly (64 warps drift through each other's phases), so instead of
+/// simulating the rest of the loop, the round jumps: every time moves on by a multiple `f` of
+/// the last [`WINDOWS`] windows' time, every warp by `f` times its steps in them, rounded to
+/// whole periods of its program (so that what it does next is what it would have done), and
+/// every report and busy resource keeps its distance from now.
+///
+/// Marks fall every [`WINDOW_STEPS`] reports per resident warp. A jump needs [`WINDOWS`]
+/// windows in a row with no warp ended in them, each within [`TIME_TOLERANCE`] of the last one's
+/// time and, for every running warp, within [`STEP_TOLERANCE`] of its steps in the last one;
+/// every running warp inside a periodic stretch of its program (a period of at most
+/// [`MAX_PERIOD`] steps and of a window's steps); and the warps of a block whose loop has
+/// barriers moved by the same number of periods (from their mean rate), so that they cross the
+/// same barriers. It stops two windows' steps short of the end of the first stretch to end, so
+/// the way out of the loop (warps that finish early, the others speeding up) is simulated
+/// report by report; a later steady stretch (after some warps ended) may be jumped again.
+///
+/// The result differs from simulating every report by the rounding to whole periods (at most
+/// half a period a warp) and by the windows' own noise, which shows in the way out of the loop:
+/// a median of 0.03-0.13 % and at most 1.8 % on random loop programs. The decision depends only
+/// on the programs and the reports taken, not on when the pieces of a streamed program arrive:
+/// to see where a stretch ends, the round waits for it.
+struct Steady {
+    /// Reports between marks (`u64::MAX` when jumps are off).
+    window: u64,
+    next_mark: u64,
+    /// The last [`WINDOWS`] marks.
+    marks: Vec<Mark>,
+    trial: Option<Trial>,
+    /// No jump while this many warps have ended (a jump there was taken back).
+    barred: Option<u64>,
+}
+
+/// A jump: the time moved and each warp's steps; a window's time and each warp's steps in it.
+struct Jump {
+    shift: u64,
+    steps: Vec<usize>,
+    window_t: f64,
+    window_steps: Vec<f64>,
+}
+
+impl Steady {
+    fn new(enabled: bool, resident: usize) -> Self {
+        let window = if enabled {
+            WINDOW_STEPS * resident as u64
+        } else {
+            u64::MAX
+        };
+        Steady {
+            window,
+            next_mark: window,
+            marks: Vec::with_capacity(WINDOWS),
+            trial: None,
+            barred: None,
+        }
+    }
+
+    /// Marks the round before the report at `r.t` (`events` reports taken): jumps when the last
+    /// windows were steady, and judges a jump on trial by the window since the last mark. True
+    /// when the state moved (a jump, or one taken back).
+    fn mark(&mut self, r: &mut Round<'_>, programs: &mut Programs, events: u64) -> bool {
+        self.next_mark = events.saturating_add(self.window);
+        let now = Mark {
+            t: r.t,
+            pos: r.ws.iter().map(|st| st.pos).collect(),
+            ends: *r.ends,
+        };
+        if let Some(trial) = &mut self.trial {
+            let last = self.marks.last().expect("a jump's landing is marked");
+            if now.ends == trial.ends && trial.matches(last, &now) {
+                trial.matched += 1;
+                if trial.matched == TRIAL_WINDOWS {
+                    self.trial = None;
+                }
+            } else {
+                // The windows after the jump ran at another rate: the loop drifts (a transient
+                // slower than the windows), so this stretch is simulated report by report.
+                let trial = self.trial.take().expect("matched above");
+                trial.before.restore(r);
+                self.barred = Some(*r.ends);
+                self.marks.clear();
+                return true;
+            }
+        } else if self.marks.len() == WINDOWS && self.barred != Some(now.ends) {
+            if let Some(jump) = plan(&self.marks, &now, r, programs) {
+                let before = Saved::of(r);
+                apply(&jump, r, programs);
+                self.trial = Some(Trial {
+                    before,
+                    window_t: jump.window_t,
+                    steps: jump.window_steps,
+                    ends: now.ends,
+                    matched: 0,
+                });
+                self.marks.clear();
+                self.marks.push(Mark {
+                    t: now.t + jump.shift,
+                    pos: r.ws.iter().map(|st| st.pos).collect(),
+                    ends: now.ends,
+                });
+                return true;
+            }
+        }
+        if self.marks.len() == WINDOWS {
+            self.marks.remove(0);
+        }
+        self.marks.push(now);
+        false
+    }
+}
+
+impl Trial {
+    /// Whether the window from `a` to `b` took the time and steps the jump assumed.
+    fn matches(&self, a: &Mark, b: &Mark) -> bool {
+        let t = (b.t - a.t) as f64;
+        (t - self.window_t).abs() <= TIME_TOLERANCE * self.window_t
+            && self.steps.iter().enumerate().all(|(w, &expected)| {
+                let moved = (b.pos[w] - a.pos[w]) as f64;
+                (moved - expected).abs() <= (STEP_TOLERANCE * expected).max(4.0)
+            })
+    }
+}
+
+/// The jump from the windows between `marks` and `c` (now), if they were steady: each as long
+/// as the last, and every running warp as many steps further on in each as in the last.
+fn plan(marks: &[Mark], c: &Mark, r: &Round<'_>, programs: &mut Programs) -> Option<Jump> {
+    let a = &marks[0];
+    let b = &marks[marks.len() - 1];
+    let windows = || marks.iter().zip(marks[1..].iter().chain([c]));
+    if a.ends != c.ends || windows().any(|(x, y)| x.t >= y.t) {
+        return None;
+    }
+    let last = (c.t - b.t) as f64;
+    if windows().any(|(x, y)| ((y.t - x.t) as f64 - last).abs() > TIME_TOLERANCE * last) {
+        return None;
+    }
+    // Per running warp: (its steps in the windows, its program's period, the steps it may
+    // move); the jump's length in these windows is the least any warp has room for.
+    let mut moves: Vec<Option<(usize, usize, usize)>> = vec![None; r.ws.len()];
+    let mut most = f64::INFINITY;
+    // Periodic stretches found: (program, period, from, end).
+    let mut stretches: Vec<(usize, usize, usize, usize)> = Vec::new();
+    for (w, st) in r.ws.iter().enumerate() {
+        if r.tree.leaf(w) == IDLE && !st.waiting {
+            // Not started or ended (and no warp ended in the windows): it stays.
+            continue;
+        }
+        let steady = |x: usize| {
+            x > 0 && x.abs_diff(c.pos[w] - b.pos[w]) as f64 <= (STEP_TOLERANCE * x as f64).max(4.0)
+        };
+        if !windows().all(|(x, y)| steady(y.pos[w] - x.pos[w])) {
+            return None;
+        }
+        let d = c.pos[w] - a.pos[w];
+        let program = st.program as usize;
+        let pos = c.pos[w];
+        let period = period_of(&programs.programs[program], a.pos[w], pos, d / marks.len())?;
+        // The first step from now on that is not the one a period before it: found once per
+        // program and period (the warps of other blocks run the same program), from the
+        // hindmost warp on.
+        let end = match stretches
+            .iter_mut()
+            .find(|s| s.0 == program && s.1 == period && s.3 > pos)
+        {
+            Some(s) if s.2 <= pos => s.3,
+            Some(s) => {
+                let p = &programs.programs[program];
+                match (pos..s.2).find(|&q| p[q] != p[q - period]) {
+                    Some(q) => q,
+                    None => {
+                        s.2 = pos;
+                        s.3
+                    }
+                }
+            }
+            None => {
+                let end = programs.periodic_until(program, pos, period);
+                stretches.push((program, period, pos, end));
+                end
+            }
+        };
+        // Room for the jump, keeping the trial's windows and two more of the stretch (and the
+        // step fetched at the end) to simulate after it.
+        let room = end.saturating_sub(pos + 1 + (TRIAL_WINDOWS + 2) * d / marks.len());
+        most = most.min(room as f64 / d as f64);
+        moves[w] = Some((d, period, end - pos - 1));
+    }
+    if !(1.0..f64::INFINITY).contains(&most) {
+        return None;
+    }
+    let shift = (most * (c.t - a.t) as f64).round() as u64;
+    if c.t.saturating_add(shift) > MAX_TICKS / 2 {
+        return None;
+    }
+    // Periods each warp moves: its own share of the jump; but the warps of a block whose loop
+    // has barriers all cross the same number of them, so they move by the same number of
+    // periods (with the same barriers in each), from their mean rate.
+    let mut steps = vec![0usize; r.ws.len()];
+    // Per block: (periods summed over its warps, its warps, barriers in a period).
+    let mut blocks: Vec<(f64, usize, Option<usize>)> = Vec::new();
+    let mut barriers_of = vec![0usize; r.ws.len()];
+    for (w, m) in moves.iter().enumerate() {
+        let Some((d, period, _)) = *m else { continue };
+        let st = &r.ws[w];
+        let p = &programs.programs[st.program as usize];
+        let barriers = p[st.pos..st.pos + period]
+            .iter()
+            .filter(|&&s| programs.table[s as usize].resource == BARRIER)
+            .count();
+        barriers_of[w] = barriers;
+        let block = st.block as usize;
+        if blocks.len() <= block {
+            blocks.resize(block + 1, (0.0, 0, None));
+        }
+        let e = &mut blocks[block];
+        match e.2 {
+            Some(n) if n != barriers => return None,
+            _ => e.2 = Some(barriers),
+        }
+        e.0 += most * d as f64 / period as f64;
+        e.1 += 1;
+    }
+    for (w, m) in moves.iter().enumerate() {
+        let Some((d, period, limit)) = *m else {
+            continue;
+        };
+        let (sum, warps, _) = blocks[r.ws[w].block as usize];
+        let periods = if barriers_of[w] > 0 {
+            sum / warps as f64
+        } else {
+            most * d as f64 / period as f64
+        };
+        steps[w] = periods.round() as usize * period;
+        if steps[w] > limit {
+            return None;
+        }
+    }
+    let window_steps = moves
+        .iter()
+        .map(|m| m.map_or(0.0, |(d, _, _)| d as f64 / marks.len() as f64))
+        .collect();
+    Some(Jump {
+        shift,
+        steps,
+        window_t: (c.t - a.t) as f64 / marks.len() as f64,
+        window_steps,
+    })
+}
+
+/// The shortest period (at most `longest` steps, and [`MAX_PERIOD`]) with which `program`
+/// repeats from `from` through `to`: every step there the one a period before it.
+fn period_of(program: &[u32], from: usize, to: usize, longest: usize) -> Option<usize> {
+    if to >= program.len() {
+        return None;
+    }
+    (1..=longest.min(MAX_PERIOD)).find(|&period| {
+        from + period <= to && (from + period..=to).all(|q| program[q] == program[q - period])
+    })
+}
+
+/// Moves every time on by the jump's shift and every warp by its steps.
+fn apply(jump: &Jump, r: &mut Round<'_>, programs: &mut Programs) {
+    for (w, st) in r.ws.iter_mut().enumerate() {
+        if jump.steps[w] > 0 {
+            st.pos += jump.steps[w];
+            st.op = programs.step(st.program as usize, st.pos);
+        }
+        let k = r.tree.leaf(w);
+        if k != IDLE {
+            r.tree.set(w, event_key((k >> WARP_BITS) + jump.shift, w));
+        }
+    }
+    for f in r.free.iter_mut().flat_map(|f| f.iter_mut()) {
+        *f += jump.shift;
+    }
 }
 
 /// One warp of the round: its program, where it is, and what it does next (in one cache line:
 /// the step is read with the scheduler on every event).
+#[derive(Clone)]
 #[repr(C, align(64))]
 struct WarpState {
     /// The step at `pos`.
@@ -510,6 +928,11 @@ impl WinnerTree {
     #[inline]
     fn min(&self) -> u64 {
         self.nodes[1]
+    }
+
+    /// Leaf `leaf`'s key.
+    fn leaf(&self, leaf: usize) -> u64 {
+        self.nodes[self.size + leaf]
     }
 
     /// Re-keys leaf `leaf` and returns the new smallest key.
@@ -836,6 +1259,119 @@ pub(super) mod tests {
                 (fast - exact).abs() <= 5e-3 * exact,
                 "seed {seed}: {fast} vs {exact}"
             );
+        }
+    }
+
+    /// Programs of a kernel's loop: per warp kind, a few random operations, then a random body
+    /// of `body` operations (with a barrier at its end when `barrier`) repeated `times` times,
+    /// then a few more (xorshift from `seed`).
+    pub fn loop_programs(
+        seed: u64,
+        kinds: usize,
+        body: usize,
+        times: usize,
+        barrier: bool,
+    ) -> Vec<Vec<SimOp>> {
+        let ops = |seed: u64, n: usize| -> Vec<SimOp> {
+            random_programs(seed, 1, n)
+                .remove(0)
+                .into_iter()
+                .filter(|op| !matches!(op, SimOp::Barrier))
+                .collect()
+        };
+        (0..kinds)
+            .map(|k| {
+                let s = seed + 100 * k as u64;
+                let mut body_ops = ops(s + 1, body);
+                if barrier {
+                    body_ops.push(SimOp::Barrier);
+                }
+                let mut p = ops(s + 2, 7);
+                for _ in 0..times {
+                    p.extend_from_slice(&body_ops);
+                }
+                p.extend(ops(s + 3, 5));
+                p
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_steady_loop_is_jumped_over_within_its_windows_noise() {
+        // (seed, warp kinds, body length, repeats, barrier, blocks, waves, schedulers): one
+        // block per slot unless waves > 1.
+        let cases = [
+            (3, 8, 16, 600, false, 8, 1, 4),
+            (5, 4, 5, 2000, true, 6, 1, 4),
+            (9, 2, 40, 400, false, 3, 4, 2),
+            (21, 16, 9, 700, true, 2, 3, 4),
+        ];
+        for (seed, kinds, body, times, barrier, slots, waves, schedulers) in cases {
+            let progs = loop_programs(seed, kinds, body, times, barrier);
+            let every = run(
+                &mut Programs::complete(&progs),
+                slots,
+                waves,
+                schedulers,
+                false,
+            );
+            let jumped = run(
+                &mut Programs::complete(&progs),
+                slots,
+                waves,
+                schedulers,
+                true,
+            );
+            // The windows a jump extrapolates, and those after it, are within TIME_TOLERANCE
+            // (1 %) of each other; what is left is the way out of the loop from a state that is
+            // not quite the one simulating every report reaches (0.03-0.3 % on these four).
+            let err = (jumped.time - every.time).abs() / every.time;
+            assert!(
+                err <= TIME_TOLERANCE,
+                "seed {seed}: {} vs {}",
+                jumped.time,
+                every.time
+            );
+            // At least a quarter of the reports jumped over (the warp kinds of the first case
+            // run at different speeds, and the way out of the loop takes a third of it).
+            assert!(
+                jumped.events * 4 < every.events * 3,
+                "seed {seed}: {} of {} reports simulated",
+                jumped.events,
+                every.events
+            );
+            // Without waves the jump is also checked against the plain heap round.
+            if waves == 1 {
+                let reference = reference_round(&progs, slots, schedulers);
+                assert_eq!(every.time.to_bits(), reference.to_bits(), "seed {seed}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_jump_does_not_depend_on_when_the_pieces_arrive() {
+        let progs = loop_programs(3, 8, 16, 600, true);
+        let complete = simulate(&mut Programs::complete(&progs), 8, 4);
+        for piece in [1, 7, 64, 5000] {
+            let streamed = streamed_round(&progs, 8, 4, piece);
+            assert_eq!(streamed.to_bits(), complete.to_bits(), "pieces of {piece}");
+        }
+    }
+
+    #[test]
+    fn random_programs_are_never_jumped() {
+        for (seed, warps, ops, blocks, schedulers) in RANDOM_CASES {
+            let progs = random_programs(seed, warps, ops);
+            let every = run(
+                &mut Programs::complete(&progs),
+                blocks,
+                1,
+                schedulers,
+                false,
+            );
+            let jumped = run(&mut Programs::complete(&progs), blocks, 1, schedulers, true);
+            assert_eq!(jumped.events, every.events, "seed {seed}");
+            assert_eq!(jumped.time.to_bits(), every.time.to_bits(), "seed {seed}");
         }
     }
 
