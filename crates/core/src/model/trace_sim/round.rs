@@ -593,13 +593,19 @@ struct Mark {
 /// every running warp inside a periodic stretch of its program (a period of at most
 /// [`MAX_PERIOD`] steps and of a window's steps); and the warps of a block whose loop has
 /// barriers moved by the same number of periods (from their mean rate), so that they cross the
-/// same barriers. It stops two windows' steps short of the end of the first stretch to end, so
-/// the way out of the loop (warps that finish early, the others speeding up) is simulated
-/// report by report; a later steady stretch (after some warps ended) may be jumped again.
+/// same barriers. It stops `TRIAL_WINDOWS` + 2 windows' steps short of the end of the first
+/// stretch to end, so the way out of the loop (warps that finish early, the others speeding up)
+/// is simulated report by report; a later steady stretch (after some warps ended) may be jumped
+/// again.
+///
+/// A jump is on trial ([`Trial`]): the state before it is kept, and when one of the
+/// [`TRIAL_WINDOWS`] windows after it takes another time or other steps than the jump assumed
+/// (a loop whose rate drifts more slowly than four windows show), or a warp ends in them, the
+/// round goes back to that state and simulates the stretch report by report.
 ///
 /// The result differs from simulating every report by the rounding to whole periods (at most
 /// half a period a warp) and by the windows' own noise, which shows in the way out of the loop:
-/// a median of 0.03-0.13 % and at most 1.8 % on random loop programs. The decision depends only
+/// a median of 0.04-0.11 % and at most 1.8 % on random loop programs. The decision depends only
 /// on the programs and the reports taken, not on when the pieces of a streamed program arrive:
 /// to see where a stretch ends, the round waits for it.
 struct Steady {
