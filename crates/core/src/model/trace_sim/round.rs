@@ -786,7 +786,6 @@ fn plan(marks: &[Mark], c: &Mark, r: &Round<'_>, programs: &mut Programs) -> Opt
     let mut steps = vec![0usize; r.ws.len()];
     // Per block: (periods summed over its warps, its warps, barriers in a period).
     let mut blocks: Vec<(f64, usize, Option<usize>)> = Vec::new();
-    let mut barriers_of = vec![0usize; r.ws.len()];
     for (w, m) in moves.iter().enumerate() {
         let Some((d, period, _)) = *m else { continue };
         let st = &r.ws[w];
@@ -795,7 +794,6 @@ fn plan(marks: &[Mark], c: &Mark, r: &Round<'_>, programs: &mut Programs) -> Opt
             .iter()
             .filter(|&&s| programs.table[s as usize].resource == BARRIER)
             .count();
-        barriers_of[w] = barriers;
         let block = st.block as usize;
         if blocks.len() <= block {
             blocks.resize(block + 1, (0.0, 0, None));
@@ -812,8 +810,8 @@ fn plan(marks: &[Mark], c: &Mark, r: &Round<'_>, programs: &mut Programs) -> Opt
         let Some((d, period, limit)) = *m else {
             continue;
         };
-        let (sum, warps, _) = blocks[r.ws[w].block as usize];
-        let periods = if barriers_of[w] > 0 {
+        let (sum, warps, barriers) = blocks[r.ws[w].block as usize];
+        let periods = if barriers > Some(0) {
             sum / warps as f64
         } else {
             most * d as f64 / period as f64
@@ -1271,7 +1269,7 @@ pub(super) mod tests {
     /// Programs of a kernel's loop: per warp kind, a few random operations, then a random body
     /// of `body` operations (with a barrier at its end when `barrier`) repeated `times` times,
     /// then a few more (xorshift from `seed`).
-    pub fn loop_programs(
+    fn loop_programs(
         seed: u64,
         kinds: usize,
         body: usize,
@@ -1302,6 +1300,25 @@ pub(super) mod tests {
             .collect()
     }
 
+    /// The round of complete programs simulating every report, then jumping where it can.
+    fn with_and_without_jumps(
+        programs: &[Vec<SimOp>],
+        slots: usize,
+        waves: usize,
+        schedulers: u32,
+    ) -> (Ran, Ran) {
+        let round = |jump| {
+            run(
+                &mut Programs::complete(programs),
+                slots,
+                waves,
+                schedulers,
+                jump,
+            )
+        };
+        (round(false), round(true))
+    }
+
     #[test]
     fn a_steady_loop_is_jumped_over_within_its_windows_noise() {
         // (seed, warp kinds, body length, repeats, barrier, blocks, waves, schedulers): one
@@ -1314,20 +1331,7 @@ pub(super) mod tests {
         ];
         for (seed, kinds, body, times, barrier, slots, waves, schedulers) in cases {
             let progs = loop_programs(seed, kinds, body, times, barrier);
-            let every = run(
-                &mut Programs::complete(&progs),
-                slots,
-                waves,
-                schedulers,
-                false,
-            );
-            let jumped = run(
-                &mut Programs::complete(&progs),
-                slots,
-                waves,
-                schedulers,
-                true,
-            );
+            let (every, jumped) = with_and_without_jumps(&progs, slots, waves, schedulers);
             // The windows a jump extrapolates, and those after it, are within TIME_TOLERANCE
             // (1 %) of each other; what is left is the way out of the loop from a state that is
             // not quite the one simulating every report reaches (0.03-0.3 % on these four).
@@ -1368,14 +1372,7 @@ pub(super) mod tests {
     fn random_programs_are_never_jumped() {
         for (seed, warps, ops, blocks, schedulers) in RANDOM_CASES {
             let progs = random_programs(seed, warps, ops);
-            let every = run(
-                &mut Programs::complete(&progs),
-                blocks,
-                1,
-                schedulers,
-                false,
-            );
-            let jumped = run(&mut Programs::complete(&progs), blocks, 1, schedulers, true);
+            let (every, jumped) = with_and_without_jumps(&progs, blocks, 1, schedulers);
             assert_eq!(jumped.events, every.events, "seed {seed}");
             assert_eq!(jumped.time.to_bits(), every.time.to_bits(), "seed {seed}");
         }
