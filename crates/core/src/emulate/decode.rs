@@ -380,7 +380,10 @@ fn predicated_branch(
                 OpK::Bra | OpK::Ret | OpK::Call | OpK::Bar | OpK::BrxIdx
             ) && !matches!(
                 d.latency,
-                LatencyClass::Fp32Sequence | LatencyClass::Fp64Sequence | LatencyClass::IntDiv
+                LatencyClass::Fp32Sequence
+                    | LatencyClass::Fp32Divide
+                    | LatencyClass::Fp64Sequence
+                    | LatencyClass::IntDiv
             )
         })
     });
@@ -1354,6 +1357,8 @@ fn decode_one(i: &Instruction, cfg: &Cfg, cx: &mut Ctx, block_start: usize) -> D
     {
         latency = if ty.bits == 64 {
             LatencyClass::Fp64Sequence
+        } else if opc == "div" {
+            LatencyClass::Fp32Divide
         } else {
             LatencyClass::Fp32Sequence
         };

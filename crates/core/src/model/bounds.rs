@@ -136,6 +136,10 @@ pub fn unit_rate(lat: &Latencies, c: LatencyClass) -> Option<f64> {
         LatencyClass::Fp32 => lat.fp32_per_clk_sm,
         LatencyClass::Fp64 => lat.fp64_per_clk_sm,
         LatencyClass::Special => lat.sfu_per_clk_sm,
+        // An IEEE sequence's seed is one special-function instruction; the fp32 divide's range
+        // check (`FCHK`) is a second (its fma chain is not counted: a bound may only be low).
+        LatencyClass::Fp32Sequence | LatencyClass::Fp64Sequence => lat.sfu_per_clk_sm,
+        LatencyClass::Fp32Divide => lat.sfu_per_clk_sm / 2.0,
         LatencyClass::Convert => lat.convert_per_clk_sm,
         LatencyClass::Convert64 => lat.convert64_per_clk_sm,
         _ => return None,
@@ -143,10 +147,14 @@ pub fn unit_rate(lat: &Latencies, c: LatencyClass) -> Option<f64> {
 }
 
 /// The unit a latency class occupies: integer adds, shifts, compares and branches share the
-/// integer unit; every other class of [`unit_rate`] has its own.
+/// integer unit, IEEE sequences the special-function unit; every other class of [`unit_rate`]
+/// has its own.
 fn unit_of(c: LatencyClass) -> LatencyClass {
     match c {
         LatencyClass::Branch | LatencyClass::Shift | LatencyClass::Compare => LatencyClass::Int,
+        LatencyClass::Fp32Sequence | LatencyClass::Fp32Divide | LatencyClass::Fp64Sequence => {
+            LatencyClass::Special
+        }
         c => c,
     }
 }

@@ -71,7 +71,9 @@ fn latency_of(l: &Latencies, c: LatencyClass) -> f64 {
         LatencyClass::Fp32 => l.fp32,
         LatencyClass::Fp64 => l.fp64,
         LatencyClass::Special => l.special,
-        LatencyClass::Fp32Sequence => trace_sim::sequence_latency(l, false),
+        LatencyClass::Fp32Sequence | LatencyClass::Fp32Divide => {
+            trace_sim::sequence_latency(l, false)
+        }
         LatencyClass::Fp64Sequence => trace_sim::sequence_latency(l, true),
         LatencyClass::Convert => l.convert,
         LatencyClass::Param => l.const_,

@@ -49,11 +49,15 @@ pub enum LatencyClass {
     Warp,
     /// Everything else (tensor ops, fences, unknown opcodes): charged like an integer op.
     Other,
-    /// IEEE-rounded fp32 divide, reciprocal and square root (`div.rn.f32`, `rcp.rn.f32`,
-    /// `sqrt.rn.f32`): in SASS a special-function approximation refined by a chain of fma
-    /// steps, with a range check that branches to a slow path for extreme operands (not
-    /// counted). The `.approx` and `.full` forms stay `Special`.
+    /// IEEE-rounded fp32 reciprocal and square root (`rcp.rn.f32`, `sqrt.rn.f32`): in SASS a
+    /// special-function approximation refined by a chain of fma steps, with an integer range
+    /// check that branches to a slow path for extreme operands (not counted). The `.approx` and
+    /// `.full` forms stay `Special`.
     Fp32Sequence,
+    /// IEEE-rounded fp32 divide (`div.rn.f32`): like [`LatencyClass::Fp32Sequence`], but its
+    /// range check is `FCHK`, a second special-function-unit instruction beside the `MUFU.RCP`
+    /// seed.
+    Fp32Divide,
     /// fp64 divide, reciprocal and square root: a special-function seed refined by a chain of
     /// fp64 fma steps.
     Fp64Sequence,
@@ -73,7 +77,7 @@ pub enum LatencyClass {
 
 impl LatencyClass {
     /// Every class, in declaration order: `ALL[c as usize] == c`.
-    pub const ALL: [LatencyClass; 26] = [
+    pub const ALL: [LatencyClass; 27] = [
         LatencyClass::Int,
         LatencyClass::IntMul,
         LatencyClass::Fp32,
@@ -96,6 +100,7 @@ impl LatencyClass {
         LatencyClass::Warp,
         LatencyClass::Other,
         LatencyClass::Fp32Sequence,
+        LatencyClass::Fp32Divide,
         LatencyClass::Fp64Sequence,
         LatencyClass::Shift,
         LatencyClass::Compare,

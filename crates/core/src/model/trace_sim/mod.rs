@@ -279,12 +279,16 @@ fn class_costs(
         issue(l.sfu_per_clk_sm),
     );
     // The seed on the special-function unit with the range check, then the dependent fma chain
-    // and the branch around the slow path.
-    let sequence = |fmas: f64, fma_latency: f64, fma_cycles: f64, unit: u8| {
+    // and the branch around the slow path. The fp32 divide's range check (`FCHK`) is a second
+    // special-function instruction: ptxas puts an 8-cycle stall between `MUFU.RCP` and the
+    // independent `FCHK` after it on sm_75 and sm_86, the cycles the unit is busy with the seed
+    // (4 lanes per scheduler at 16 results per clock per SM), where an fma-pipe instruction
+    // would follow at once. Reciprocal, square root and fp64 check with integer or fp compares.
+    let sequence = |sfu_ops: f64, fmas: f64, fma_latency: f64, fma_cycles: f64, unit: u8| {
         [
             Step {
                 latency: l.special,
-                cycles: sfu,
+                cycles: sfu_ops * sfu,
                 unit: SFU,
                 dispatches: 2.0,
                 resolve: 0.0,
@@ -321,8 +325,9 @@ fn class_costs(
         LatencyClass::Fp32 => one(l.fp32, fp32, FP32),
         LatencyClass::Fp64 => one(l.fp64, fp64, FP64),
         LatencyClass::Special => one(l.special, sfu, SFU),
-        LatencyClass::Fp32Sequence => sequence(FP32_SEQUENCE_FMAS, l.fp32, fp32, FP32),
-        LatencyClass::Fp64Sequence => sequence(FP64_SEQUENCE_FMAS, l.fp64, fp64, FP64),
+        LatencyClass::Fp32Sequence => sequence(1.0, FP32_SEQUENCE_FMAS, l.fp32, fp32, FP32),
+        LatencyClass::Fp32Divide => sequence(2.0, FP32_SEQUENCE_FMAS, l.fp32, fp32, FP32),
+        LatencyClass::Fp64Sequence => sequence(1.0, FP64_SEQUENCE_FMAS, l.fp64, fp64, FP64),
         LatencyClass::Convert => one(l.convert, issue(l.convert_per_clk_sm), CVT),
         LatencyClass::Convert64 => one(l.convert, issue(l.convert64_per_clk_sm), CVT64),
         LatencyClass::Param => one(l.const_, 1.0, NO_PIPE),
@@ -2927,19 +2932,23 @@ mod tests {
 
     #[test]
     fn ieee_division_is_its_instruction_sequence() {
-        // div.rn.f32 on Turing: the reciprocal seed (3 dispatches with the range check and its
-        // branch, the SFU at 16 per clock per SM = 8 cycles), then 5 dependent fmas (2 cycles
-        // each on the fp32 unit).
+        // div.rn.f32 on Turing: the reciprocal seed and the range check `FCHK`, both on the
+        // SFU at 16 per clock per SM (8 cycles each on one of 4 schedulers), then 5 dependent
+        // fmas (2 cycles each on the fp32 unit) and the branch around the slow path.
         let (runs, lat) = comp_runs(
             "GeForce RTX 2080 Ti",
             "div.rn.f32 %f2, %f1, %f1;\nst.global.f32 [%rd1], %f2;\n\
              div.approx.f32 %f3, %f1, %f1;\nst.global.f32 [%rd1], %f3;\n\
-             div.rn.f64 %fd2, %fd1, %fd1;\nst.global.f64 [%rd1], %fd2;",
+             div.rn.f64 %fd2, %fd1, %fd1;\nst.global.f64 [%rd1], %fd2;\n\
+             sqrt.rn.f32 %f4, %f1;\nst.global.f32 [%rd1], %f4;",
         );
         assert_eq!(lat.sfu_per_clk_sm, 16.0);
         let (occupy, latency) = runs[1];
-        assert_eq!(occupy, 10.0, "max(8 dispatches, SFU 8, fp32 5 x 2)");
+        assert_eq!(occupy, 16.0, "max(8 dispatches, SFU 2 x 8, fp32 5 x 2)");
         assert_eq!(latency, lat.special + 5.0 * lat.fp32);
+        // The square root checks its range with an integer compare: one SFU instruction, so
+        // the fp32 chain is the longer occupation.
+        assert_eq!(runs[4], (10.0, lat.special + 5.0 * lat.fp32));
         // The approximate divide is one special-function instruction.
         assert_eq!(runs[2], (8.0, lat.special));
         // fp64: the seed, then 8 dependent fp64 fmas at the fp64 rate (2 per clock per SM on
@@ -2948,6 +2957,34 @@ mod tests {
         assert_eq!(fp64, 64.0);
         let chain = (8.0 * lat.fp64).max(8.0 * fp64);
         assert_eq!(runs[3], (8.0 * fp64, lat.special + chain));
+    }
+
+    #[test]
+    fn the_unit_bound_counts_two_special_function_instructions_per_ieee_divide() {
+        // One warp: three fp32 divides (MUFU.RCP and FCHK each) and a square root (one MUFU):
+        // 7 special-function instructions at 16 results per clock per SM on Turing, 2 SM
+        // cycles each, 14 in all; nothing else in the kernel keeps a unit that long.
+        use crate::emulate::{emulate, LaunchDims, Options};
+        let text = ".version 7.0\n.target sm_75\n.address_size 64\n\
+            .visible .entry k(.param .u64 out)\n{\n.reg .f32 %f<8>;\n.reg .b64 %rd<2>;\n\
+            ld.param.u64 %rd1, [out];\nld.global.f32 %f1, [%rd1];\n\
+            div.rn.f32 %f2, %f1, %f1;\ndiv.rn.f32 %f3, %f2, %f1;\ndiv.rn.f32 %f4, %f3, %f1;\n\
+            sqrt.rn.f32 %f5, %f4;\nst.global.f32 [%rd1], %f5;\nret;\n}\n";
+        let (m, _) = kerneltime_ptx::parse(text);
+        let launch = LaunchDims {
+            grid: [1, 1, 1],
+            block: [32, 1, 1],
+        };
+        let args = vec![crate::emulate::KernelArg::new(
+            "0",
+            crate::emulate::ArgValue::Int(1 << 20),
+        )];
+        let em = emulate(&m, "k", launch, &args, Options::default()).unwrap();
+        let d = crate::device::catalogue::find("GeForce RTX 2080 Ti").unwrap();
+        let lat = crate::device::latencies::for_device(d).unwrap().values;
+        assert_eq!(lat.sfu_per_clk_sm, 16.0);
+        let w = bounds::launch_work(&em, &lat);
+        assert_eq!(w.unit_cycles_sm, 7.0 * 32.0 / 16.0);
     }
 
     #[test]
