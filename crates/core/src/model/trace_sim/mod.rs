@@ -2873,12 +2873,15 @@ mod tests {
         comp_runs_of(device, &text)
     }
 
-    /// The comp runs (scheduler cycles, latency) of one warp of kernel `k(.param .u64 out)` of
-    /// the PTX module `text`, launched as one 32-thread block with `out` pointing at memory.
-    fn comp_runs_of(
+    /// Kernel `k(.param .u64 out)` of the PTX module `text` emulated as one 32-thread block
+    /// with `out` pointing at memory, and the latency table of `device`.
+    fn one_warp_on(
         device: &str,
         text: &str,
-    ) -> (Vec<(f64, f64)>, crate::device::latencies::Latencies) {
+    ) -> (
+        crate::emulate::Emulation,
+        crate::device::latencies::Latencies,
+    ) {
         use crate::emulate::{emulate, LaunchDims, Options};
         let (m, _) = kerneltime_ptx::parse(text);
         let launch = LaunchDims {
@@ -2891,7 +2894,16 @@ mod tests {
         )];
         let em = emulate(&m, "k", launch, &args, Options::default()).unwrap();
         let d = crate::device::catalogue::find(device).unwrap();
-        let lat = crate::device::latencies::for_device(d).unwrap().values;
+        (em, crate::device::latencies::for_device(d).unwrap().values)
+    }
+
+    /// The comp runs (scheduler cycles, latency) of one warp of kernel `k(.param .u64 out)` of
+    /// the PTX module `text`, launched as one 32-thread block with `out` pointing at memory.
+    fn comp_runs_of(
+        device: &str,
+        text: &str,
+    ) -> (Vec<(f64, f64)>, crate::device::latencies::Latencies) {
+        let (em, lat) = one_warp_on(device, text);
         let w = &em.warps[0];
         let hits = vec![cache::AccessHits::default(); w.accesses.len()];
         let runs = compress(w, &em.regs, &hits, &lat, &Costs::new(4, 0.0, 1.0))
@@ -2964,24 +2976,12 @@ mod tests {
         // One warp: three fp32 divides (MUFU.RCP and FCHK each) and a square root (one MUFU):
         // 7 special-function instructions at 16 results per clock per SM on Turing, 2 SM
         // cycles each, 14 in all; nothing else in the kernel keeps a unit that long.
-        use crate::emulate::{emulate, LaunchDims, Options};
         let text = ".version 7.0\n.target sm_75\n.address_size 64\n\
             .visible .entry k(.param .u64 out)\n{\n.reg .f32 %f<8>;\n.reg .b64 %rd<2>;\n\
             ld.param.u64 %rd1, [out];\nld.global.f32 %f1, [%rd1];\n\
             div.rn.f32 %f2, %f1, %f1;\ndiv.rn.f32 %f3, %f2, %f1;\ndiv.rn.f32 %f4, %f3, %f1;\n\
             sqrt.rn.f32 %f5, %f4;\nst.global.f32 [%rd1], %f5;\nret;\n}\n";
-        let (m, _) = kerneltime_ptx::parse(text);
-        let launch = LaunchDims {
-            grid: [1, 1, 1],
-            block: [32, 1, 1],
-        };
-        let args = vec![crate::emulate::KernelArg::new(
-            "0",
-            crate::emulate::ArgValue::Int(1 << 20),
-        )];
-        let em = emulate(&m, "k", launch, &args, Options::default()).unwrap();
-        let d = crate::device::catalogue::find("GeForce RTX 2080 Ti").unwrap();
-        let lat = crate::device::latencies::for_device(d).unwrap().values;
+        let (em, lat) = one_warp_on("GeForce RTX 2080 Ti", text);
         assert_eq!(lat.sfu_per_clk_sm, 16.0);
         let w = bounds::launch_work(&em, &lat);
         assert_eq!(w.unit_cycles_sm, 7.0 * 32.0 / 16.0);
