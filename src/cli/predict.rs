@@ -137,6 +137,11 @@ pub struct PredictArgs {
     /// bytes, counted by occupancy.
     #[arg(long, value_name = "BYTES", default_value_t = 0)]
     pub dynamic_shared_bytes: u32,
+    /// A pointer argument that is host memory mapped into the device (zero-copy), by name or
+    /// position (repeatable): its bytes cross the host link while the kernel runs, so every
+    /// model's time is at least that transfer (the link and the bytes in the notes).
+    #[arg(long = "mapped-host", value_name = "NAME")]
+    pub mapped_host: Vec<String>,
 
     /// A calibration file from `kerneltime calibrate`.
     #[arg(long, value_name = "CAL.toml")]

@@ -785,3 +785,72 @@ fn predict_takes_the_cpp_kernel_name_and_parameters_by_name() {
         "{err}"
     );
 }
+
+#[test]
+fn predict_adds_the_host_link_of_mapped_buffers_to_every_model() {
+    // rare_store reads x[i] once per thread (4,194,304 bytes for 2^20 threads) and, with x all
+    // zeros, never stores. Mapped, x crosses the RTX 2080 Ti's PCIe 3.0 x16 (compute capability
+    // 7.5): 16 lanes x 8 GT/s x 128/130 / 8 = 15.7538 GB/s per direction, 266.24 us, far above
+    // the device-memory time of the same launch, so every model's time is the transfer.
+    let ptx = format!("{FIX}/data_hints.hand.ptx");
+    let base = [
+        "predict",
+        "--device",
+        "RTX 2080 Ti",
+        "--ptx",
+        &ptx,
+        "--entry",
+        "rare_store",
+        "--grid",
+        "4096",
+        "--block",
+        "256",
+        "--arg",
+        "n=1048576",
+        "--data",
+        "x=const:0",
+        "--json",
+    ];
+    let link_us: f64 = 4_194_304.0 / (16.0 * 8.0 * 128.0 / 130.0 / 8.0 * 1e3);
+    assert!((link_us - 266.24).abs() < 0.01);
+    let device = json(&base);
+    let mapped = json(&[&base[..], &["--mapped-host", "x"]].concat());
+    let times = |v: &serde_json::Value| -> Vec<(String, f64)> {
+        v["predictions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| {
+                (
+                    p["model"].as_str().unwrap().to_string(),
+                    p["time_us"].as_f64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    let (before, after) = (times(&device), times(&mapped));
+    assert!(before.len() > 2, "{device}");
+    assert_eq!(before.len(), after.len());
+    for ((m, t), (m2, t2)) in before.iter().zip(&after) {
+        assert_eq!(m, m2);
+        assert!(*t < link_us, "{m}: {t}");
+        // max(model, link): the transfer overlaps the kernel's work.
+        assert!((t2 - t.max(link_us)).abs() <= 1e-6 * link_us, "{m}: {t2}");
+    }
+    // The band and the recommended answer follow; the note names the link and the bytes.
+    assert!((mapped["band"]["max_us"].as_f64().unwrap() - link_us).abs() <= 1e-6 * link_us);
+    assert!((mapped["recommended"]["time_us"].as_f64().unwrap() - link_us).abs() <= 1e-6 * link_us);
+    let notes = mapped["notes"].to_string();
+    assert!(
+        notes.contains("PCIe 3.0 x16") && notes.contains("(4194304 bytes read, 0 written)"),
+        "{notes}"
+    );
+    assert!(!device["notes"].to_string().contains("host link"));
+    // A name that is no parameter of the kernel: exit 2, naming the flag and the parameters.
+    let (code, _, err) = run(&[&base[..], &["--mapped-host", "nope"]].concat());
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("--mapped-host") && err.contains("rare_store_x"),
+        "{err}"
+    );
+}

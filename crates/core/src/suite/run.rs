@@ -17,14 +17,14 @@ use super::summary::{self, CompileStats, SuiteEvaluation};
 use super::{Amount, Case, DeviceRef, KernelSource, Suite};
 use crate::api::{self, Kernel};
 use crate::device::{catalogue, Device};
-use crate::emulate::{emulate_with, find_entry, param_index, BufferHint, KernelArg, Options};
+use crate::emulate::{emulate_with, BufferHint, KernelArg, Options};
 use crate::error::{Error, Result};
 use crate::model::ModelId;
 use crate::progress::Progress;
 use crate::ptx::ast::Module;
 use crate::ptx::diag::Severity;
 use crate::ptx::resources::{parse_report, KernelResources};
-use crate::tune::host_link::{host_link, link_note, mapped_traffic, LinkedTime};
+use crate::tune::host_link::{mapped_link, LinkedTime};
 
 /// Failure reasons, as counted in the summary.
 pub mod reason {
@@ -566,13 +566,13 @@ fn run_job(
         let link_us = if c.mapped_host.is_empty() {
             None
         } else {
-            match mapped_link_us(module, &entry, &em, &c.mapped_host, &device) {
+            match mapped_link(module, &entry, &em, &c.mapped_host, &device) {
                 Ok((us, note)) => {
                     r.notes.push(note);
                     Some(us)
                 }
-                Err(m) => {
-                    r.fail_all(reason::BAD_CASE, &m);
+                Err(e) => {
+                    r.fail_all(reason::BAD_CASE, &e.to_string());
                     continue;
                 }
             }
@@ -585,36 +585,6 @@ fn run_job(
         }
     }
     out
-}
-
-/// The host-link transfer of a case's mapped host buffers (`tune::host_link`, at the link
-/// the device's architecture ships with) and the note that explains it.
-fn mapped_link_us(
-    module: &Module,
-    entry: &str,
-    em: &crate::emulate::Emulation,
-    mapped: &[String],
-    device: &Device,
-) -> std::result::Result<(f64, String), String> {
-    let f = find_entry(module, entry).map_err(|e| e.to_string())?;
-    let mut positions = Vec::new();
-    for name in mapped {
-        let k = param_index(f, name, "mapped_host").map_err(|e| e.to_string())?;
-        if !positions.contains(&k) {
-            positions.push(k);
-        }
-    }
-    let link = host_link(device, None);
-    let traffic = mapped_traffic(em, &positions);
-    let us = traffic.time_us(&link);
-    let names: Vec<&str> = mapped.iter().map(String::as_str).collect();
-    let note = format!(
-        "{} ({:.0} bytes read, {:.0} written)",
-        link_note(&names, &link, (us, us)),
-        traffic.read_bytes,
-        traffic.written_bytes
-    );
-    Ok((us, note))
 }
 
 /// Every model on one launch and device: a time or a failure per model.

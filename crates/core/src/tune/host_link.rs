@@ -1,7 +1,7 @@
 //! Mapped host memory (zero-copy): a kernel that reads or writes host buffers mapped into the
 //! device moves those bytes over the host link (PCI Express) while it runs. The models do not
-//! know about it, so `tune` and the measurement suite (`suite::run`) both add this module's
-//! term, through [`mapped_traffic`] and [`LinkedTime`]: the bytes of the mapped buffers the
+//! know about it, so `tune`, `predict --mapped-host` and the measurement suite (`suite::run`)
+//! add this module's term, through [`mapped_traffic`] (or [`mapped_link`]) and [`LinkedTime`]: the bytes of the mapped buffers the
 //! kernel's sampled warps touch (32-byte sectors, scaled to every block of the grid), reads and
 //! writes counted separately because the link carries each direction at full rate, over the
 //! link's bandwidth:
@@ -42,7 +42,8 @@
 
 use crate::device::Device;
 use crate::emulate::decode::GLOBAL_STRIDE_SHIFT;
-use crate::emulate::Emulation;
+use crate::emulate::{find_entry, param_index, Emulation};
+use crate::error::Result;
 use crate::memory::coalescing::SECTOR_BYTES;
 use crate::workload::trace::MemSpace;
 
@@ -103,6 +104,37 @@ pub fn host_link(device: &Device, given_gbs: Option<f64>) -> HostLink {
             "PCI Express Base Specification {generation}.0 line rate and encoding, x16, for compute capability {cc}"
         ),
     }
+}
+
+/// The host-link transfer of a launch's mapped host buffers, named as kernel parameters (PTX
+/// names, or positions), at the link the device's architecture ships with ([`host_link`]), and
+/// the note that explains it: what `predict --mapped-host` and a suite case's `mapped_host` add.
+pub fn mapped_link(
+    module: &crate::ptx::ast::Module,
+    entry: &str,
+    em: &Emulation,
+    mapped: &[String],
+    device: &Device,
+) -> Result<(f64, String)> {
+    let f = find_entry(module, entry)?;
+    let mut positions = Vec::new();
+    for name in mapped {
+        let k = param_index(f, name, "mapped_host")?;
+        if !positions.contains(&k) {
+            positions.push(k);
+        }
+    }
+    let link = host_link(device, None);
+    let traffic = mapped_traffic(em, &positions);
+    let us = traffic.time_us(&link);
+    let names: Vec<&str> = mapped.iter().map(String::as_str).collect();
+    let note = format!(
+        "{} ({:.0} bytes read, {:.0} written)",
+        link_note(&names, &link, (us, us)),
+        traffic.read_bytes,
+        traffic.written_bytes
+    );
+    Ok((us, note))
 }
 
 /// Bytes a launch moves to and from the mapped buffers.
