@@ -273,7 +273,8 @@ pub fn run(
     let link = if mapped.is_empty() {
         None
     } else {
-        Some(mapped_link(&module, &entry, &em, &mapped, &device)?)
+        let shown: Vec<&str> = args.mapped_host.iter().map(String::as_str).collect();
+        Some(mapped_link(&module, &entry, &em, &mapped, &shown, &device)?)
     };
     let kernel = Kernel::Emulated {
         emulation: Arc::new(em),

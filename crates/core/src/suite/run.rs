@@ -566,7 +566,8 @@ fn run_job(
         let link_us = if c.mapped_host.is_empty() {
             None
         } else {
-            match mapped_link(module, &entry, &em, &c.mapped_host, &device) {
+            let shown: Vec<&str> = c.mapped_host.iter().map(String::as_str).collect();
+            match mapped_link(module, &entry, &em, &c.mapped_host, &shown, &device) {
                 Ok((us, note)) => {
                     r.notes.push(note);
                     Some(us)

@@ -108,12 +108,14 @@ pub fn host_link(device: &Device, given_gbs: Option<f64>) -> HostLink {
 
 /// The host-link transfer of a launch's mapped host buffers, named as kernel parameters (PTX
 /// names, or positions), at the link the device's architecture ships with ([`host_link`]), and
-/// the note that explains it: what `predict --mapped-host` and a suite case's `mapped_host` add.
+/// the note that explains it, naming them as `shown` (the names the user typed): what `predict
+/// --mapped-host` and a suite case's `mapped_host` add.
 pub fn mapped_link(
     module: &crate::ptx::ast::Module,
     entry: &str,
     em: &Emulation,
     mapped: &[String],
+    shown: &[&str],
     device: &Device,
 ) -> Result<(f64, String)> {
     let f = find_entry(module, entry)?;
@@ -127,10 +129,9 @@ pub fn mapped_link(
     let link = host_link(device, None);
     let traffic = mapped_traffic(em, &positions);
     let us = traffic.time_us(&link);
-    let names: Vec<&str> = mapped.iter().map(String::as_str).collect();
     let note = format!(
         "{} ({:.0} bytes read, {:.0} written)",
-        link_note(&names, &link, (us, us)),
+        link_note(shown, &link, (us, us)),
         traffic.read_bytes,
         traffic.written_bytes
     );
