@@ -1,10 +1,10 @@
 //! Mapped host memory (zero-copy): a kernel that reads or writes host buffers mapped into the
 //! device moves those bytes over the host link (PCI Express) while it runs. The models do not
 //! know about it, so `tune`, `predict --mapped-host` and the measurement suite (`suite::run`)
-//! add this module's term, through [`mapped_traffic`] (or [`mapped_link`]) and [`LinkedTime`]: the bytes of the mapped buffers the
-//! kernel's sampled warps touch (32-byte sectors, scaled to every block of the grid), reads and
-//! writes counted separately because the link carries each direction at full rate, over the
-//! link's bandwidth:
+//! add this module's term, through [`mapped_traffic`] (or [`mapped_link`]) and [`LinkedTime`]:
+//! the bytes of the mapped buffers the kernel's sampled warps touch (32-byte sectors, scaled to
+//! every block of the grid), reads and writes counted separately because the link carries each
+//! direction at full rate, over the link's bandwidth:
 //!
 //! ```text
 //! t_link_us = max(bytes_read, bytes_written) / (link_gbs * 1e3)
