@@ -13,7 +13,6 @@ use super::predict::PredictArgs;
 use super::print_json;
 use super::trace::{data_hints, emulate_module_with, load_ptx, ptx_entry};
 use super::units::time_us;
-use kerneltime::api::{Band, ModelsReport, Recommended};
 use kerneltime::compile::cache::{default_dir, CompileCache};
 use kerneltime::compile::{parse_define, Choice, CompileJob, Language};
 use kerneltime::device::Device;
@@ -21,7 +20,7 @@ use kerneltime::emulate::Options as EmulationOptions;
 use kerneltime::error::{Error, Result};
 use kerneltime::fit::calibrate::CalibrationFile;
 use kerneltime::ptx::resources::{parse_report, KernelResources};
-use kerneltime::tune::host_link::{mapped_link, LinkedTime};
+use kerneltime::tune::host_link::mapped_link;
 use kerneltime::tune::launch::{by_position, signature_params};
 use kerneltime::{Kernel, ModelId, Options};
 
@@ -270,7 +269,7 @@ pub fn run(
         .iter()
         .map(|a| by_position(a, &params))
         .collect();
-    let link = if mapped.is_empty() {
+    let host_transfer = if mapped.is_empty() {
         None
     } else {
         let shown: Vec<&str> = args.mapped_host.iter().map(String::as_str).collect();
@@ -289,12 +288,10 @@ pub fn run(
         dynamic_shared_bytes: args.dynamic_shared_bytes,
         resources_origin,
         best_case,
+        host_transfer,
         ..Options::default()
     };
-    let mut report = kerneltime::predict_models(&kernel, &device, &models, &options)?;
-    if let Some((link_us, note)) = link {
-        with_host_link(&mut report, link_us, note);
-    }
+    let report = kerneltime::predict_models(&kernel, &device, &models, &options)?;
     // One model's prediction carries the launch's notes too (registers, emulation).
     let single = || {
         let mut p = report.predictions[0].clone();
@@ -376,34 +373,4 @@ pub fn run(
         }
     }
     Ok(())
-}
-
-/// Every model's time with the host-link transfer of the mapped buffers: `max(model, link)`,
-/// the transfer overlapping the kernel's work (`tune::host_link`); the band, the recommended
-/// answer and the bound's notes follow the new times.
-fn with_host_link(report: &mut ModelsReport, link_us: f64, note: String) {
-    let bound = report.bound;
-    for p in &mut report.predictions {
-        let before = p.time_us;
-        p.time_us = LinkedTime::new(before, link_us).headline_us();
-        if p.time_us + 1e-9 >= bound.bound_us {
-            let below = bound.note(before);
-            p.notes.retain(|n| *n != below);
-        }
-    }
-    let times: Vec<(kerneltime::ModelId, f64)> = report
-        .predictions
-        .iter()
-        .map(|p| (p.model, p.time_us))
-        .collect();
-    report.bound_violations.retain(|m| {
-        times
-            .iter()
-            .any(|(id, t)| id == m && t + 1e-9 < bound.bound_us)
-    });
-    report.band = Band::of(times.iter().map(|(_, t)| *t));
-    if report.recommended.is_some() {
-        report.recommended = Recommended::pick(&report.predictions, &bound);
-    }
-    report.notes.push(note);
 }

@@ -223,6 +223,11 @@ pub struct Options {
     /// For an already emulated kernel ([`Kernel::Emulated`]) that depended on unknown data: the
     /// same launch emulated with [`UnknownData::Best`] (a PTX kernel is emulated both ways here).
     pub best_case: Option<Arc<Emulation>>,
+    /// With [`predict_models`]: the transfer of mapped host memory over the host link the
+    /// launch makes (microseconds) and the note that explains it
+    /// (`tune::host_link::mapped_link`). The transfer overlaps the kernel's work, so every
+    /// model's time becomes max(model, transfer) (`tune::host_link::LinkedTime`'s headline).
+    pub host_transfer: Option<(f64, String)>,
 }
 
 /// A model that could not run on this kernel, and why.
@@ -392,6 +397,13 @@ pub fn predict_models(
             }),
         }
     }
+    let mut notes = f.notes.clone();
+    if let Some((transfer_us, note)) = &options.host_transfer {
+        for p in &mut predictions {
+            p.time_us = p.time_us.max(*transfer_us);
+        }
+        notes.push(note.clone());
+    }
     // Every model against one physical bound (`model::bounds`), with a note when below it.
     let bound = bounds::lower_bound(device, &f.emulation, &f.latencies.values);
     let mut bound_violations = Vec::new();
@@ -416,7 +428,7 @@ pub fn predict_models(
         bound,
         bound_violations,
         recommended,
-        notes: f.notes.clone(),
+        notes,
     })
 }
 

@@ -321,10 +321,11 @@ impl Programs {
         let mut q = from;
         loop {
             let p = &self.programs[program];
-            while q < p.len() && p[q] == p[q - period] {
-                q += 1;
+            match first_break(p, q..p.len(), period) {
+                Some(b) => return b,
+                None => q = p.len(),
             }
-            if q < p.len() || self.ended[program] || !self.receive() {
+            if self.ended[program] || !self.receive() {
                 return q;
             }
         }
@@ -751,16 +752,13 @@ fn plan(marks: &[Mark], c: &Mark, r: &Round<'_>, programs: &mut Programs) -> Opt
             .find(|s| s.0 == program && s.1 == period && s.3 > pos)
         {
             Some(s) if s.2 <= pos => s.3,
-            Some(s) => {
-                let p = &programs.programs[program];
-                match (pos..s.2).find(|&q| p[q] != p[q - period]) {
-                    Some(q) => q,
-                    None => {
-                        s.2 = pos;
-                        s.3
-                    }
+            Some(s) => match first_break(&programs.programs[program], pos..s.2, period) {
+                Some(q) => q,
+                None => {
+                    s.2 = pos;
+                    s.3
                 }
-            }
+            },
             None => {
                 let end = programs.periodic_until(program, pos, period);
                 stretches.push((program, period, pos, end));
@@ -840,8 +838,15 @@ fn period_of(program: &[u32], from: usize, to: usize, longest: usize) -> Option<
         return None;
     }
     (1..=longest.min(MAX_PERIOD)).find(|&period| {
-        from + period <= to && (from + period..=to).all(|q| program[q] == program[q - period])
+        from + period <= to && first_break(program, from + period..to + 1, period).is_none()
     })
+}
+
+/// The first step in `steps` that is not the one `period` steps before it.
+fn first_break(program: &[u32], steps: std::ops::Range<usize>, period: usize) -> Option<usize> {
+    steps
+        .into_iter()
+        .find(|&q| program[q] != program[q - period])
 }
 
 /// Moves every time on by the jump's shift and every warp by its steps.
