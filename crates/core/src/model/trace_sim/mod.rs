@@ -30,7 +30,12 @@
 //!   is left in the L2 first (a stencil's or a matrix product's neighbour in y). A shared
 //!   access holds the shared-memory path for one 128-byte wavefront per conflict way, at the
 //!   architecture's `shared_bytes_per_clk_sm`, and at least for its active lanes at the
-//!   `shared_lanes_per_clk_sm` of the SM's load/store units. A barrier holds the warp's
+//!   `shared_lanes_per_clk_sm` of the SM's load/store units; a shared load holds the warp only
+//!   that long, and its result is waited for by the first instruction that reads it, one
+//!   latency after the load as ptxas places it: moved up ahead of independent instructions by
+//!   up to its latency, not above the last branch, barrier, shared store or global access
+//!   (`Compressor::shared_load`); the comp run before a shared load ends at its last
+//!   dispatch, its results pending the same way. A barrier holds the warp's
 //!   scheduler for its share of the architecture's `barrier_per_clk_sm`, then waits for every
 //!   unfinished warp of its block. Global loads issued back to back merge into one operation (their latencies
 //!   overlap); a load whose address depends on the one before it is not told apart, so pointer
@@ -439,6 +444,12 @@ pub struct Compressor<'a> {
     /// [`Compressor::cached_run`]); empty when the costs are not all exact (see [`exact_steps`]).
     runs: Vec<CachedRun>,
     last_was_load: bool,
+    /// Warp clock (the scoreboard's) from which ptxas may move a shared load up: the last
+    /// branch, barrier or shared-memory store or atomic (see [`Compressor::shared_load`]).
+    region_start: f64,
+    /// When the last pending shared-load result is ready (warp clock); runs start with every
+    /// register ready only once the clock has passed it.
+    pending_until: f64,
     out: Vec<SimOp>,
 }
 
@@ -450,6 +461,9 @@ struct CachedRun {
     len: u32,
     occupy: f64,
     latency: f64,
+    /// Cycles from the run's start until the instruction after its last branch may dispatch
+    /// (negative without a branch).
+    branch: f64,
 }
 
 /// Slots of the run cache (direct-mapped; a loop body is a handful of distinct runs).
@@ -484,6 +498,7 @@ impl<'a> Compressor<'a> {
             len: 0,
             occupy: 0.0,
             latency: 0.0,
+            branch: -1.0,
         };
         let runs = if exact_steps(&table) {
             vec![empty; RUN_SLOTS]
@@ -502,9 +517,90 @@ impl<'a> Compressor<'a> {
             board: Scoreboard::new(regs),
             runs,
             last_was_load: false,
+            region_start: 0.0,
+            pending_until: 0.0,
             // At most a comp before each request, and barriers are rare.
             out: Vec::with_capacity(2 * w.accesses.len() + 4),
         }
+    }
+
+    /// After a flush: when a register the access at `instr` reads (its address, a store's
+    /// value, its guard) is a shared load's result not ready yet, the warp waits for it.
+    fn wait_for_operands(&mut self, instr: u32) {
+        let start = self.board.start;
+        let ready = self.regs.get(instr as usize).map_or(start, |r| {
+            r.src
+                .iter()
+                .filter(|&&x| x != NO_REG)
+                .fold(start, |t, &x| t.max(self.board.ready[usize::from(x)]))
+        });
+        if ready > start {
+            self.out.push(SimOp::Comp {
+                occupy: 0.0,
+                latency: ready - start,
+            });
+            self.board.restart_at(ready);
+        }
+    }
+
+    /// After a flush, once the warp has waited for something longer than a shared load (a
+    /// global access, a barrier, a shared store): every pending shared-load result is ready.
+    fn settle_pending(&mut self) {
+        if self.pending_until > self.board.start {
+            self.board.restart_at(self.pending_until);
+        }
+    }
+
+    /// A shared load, timed as ptxas schedules one: its result is waited for by the first
+    /// instruction that reads it (the scoreboard), not by the load, and ptxas moves the load
+    /// up, with the integer arithmetic of its address, ahead of independent instructions far
+    /// enough to cover its latency where it can (the SASS of an unrolled loop of shared loads
+    /// and fmas issues ten or more `LDS` ahead of their `FFMA`s), but not above the last
+    /// branch (a loop's next iteration), barrier or shared store (data another warp or this
+    /// one wrote), nor above a global access (whose wait the model does not overlap with
+    /// anything). The load holds the shared path and its dispatch where it stands in the
+    /// trace; only its result's time moves. `latency` is from issue to result.
+    fn shared_load(&mut self, instr: u32, cycles: f64, latency: f64) {
+        let issue = self.board.start;
+        let regs = self.regs.get(instr as usize);
+        let earliest = (issue - latency).max(self.region_start);
+        let ready = (earliest + latency).max(issue + cycles);
+        self.out.push(SimOp::Shared {
+            occupy: cycles,
+            latency: cycles,
+        });
+        self.board.restart_at(issue + cycles);
+        if let Some(r) = regs {
+            for &x in r.dst.iter().filter(|&&x| x != NO_REG) {
+                self.board.ready[usize::from(x)] = ready;
+            }
+            self.pending_until = self.pending_until.max(ready);
+        }
+    }
+
+    /// Ends the comp run being gathered at its last dispatch (before a shared load: the warp
+    /// issues the load without waiting for the run's results, which stay pending).
+    fn flush_issued(&mut self) {
+        if self.board.is_fresh() {
+            return;
+        }
+        let (occupy, latency, end) = self.board.end_run_issued();
+        self.pending_until = self.pending_until.max(end);
+        if occupy > 0.0 || latency > 0.0 {
+            self.out.push(SimOp::Comp { occupy, latency });
+        }
+    }
+
+    /// Whether the instruction at `pos` is a shared load (before which a comp run ends at
+    /// its last dispatch, see [`Compressor::flush_issued`]).
+    #[inline]
+    fn is_shared_load(&self, pos: usize) -> bool {
+        self.w.ops.get(pos).is_some_and(|op| {
+            self.w
+                .accesses
+                .get(op.access as usize)
+                .is_some_and(|a| a.space == MemSpace::Shared && !a.store && a.atomic == Atomic::No)
+        })
     }
 
     #[inline]
@@ -563,6 +659,8 @@ impl<'a> Compressor<'a> {
             match (op.latency, acc) {
                 (LatencyClass::Barrier, _) => {
                     self.flush();
+                    self.settle_pending();
+                    self.region_start = self.board.start;
                     // The warp issues the barrier (its scheduler busy for the barrier rate's
                     // share), then waits for the rest of its block.
                     let issue = self.table[LatencyClass::Barrier as usize & 31][0].cycles;
@@ -574,6 +672,7 @@ impl<'a> Compressor<'a> {
                 }
                 (_, Some(a)) if matches!(a.space, MemSpace::Global | MemSpace::Local) => {
                     self.flush();
+                    self.wait_for_operands(op.instr);
                     let h = hits.get(op.access as usize).copied().unwrap_or_default();
                     let (h1, h2) = (f64::from(h.l1), f64::from(h.l2));
                     let sectors = f64::from(a.sectors.max(1));
@@ -629,11 +728,15 @@ impl<'a> Compressor<'a> {
                         _ => self.out.push(SimOp::Global { occupy, latency }),
                     }
                     self.last_was_load = !a.store && a.atomic == Atomic::No;
+                    // The warp waited for the access, longer than a shared load takes.
+                    self.settle_pending();
+                    self.region_start = self.board.start;
                 }
                 (_, Some(a)) if a.space == MemSpace::Shared && a.atomic != Atomic::No => {
                     // Shared atomics: the lanes at the unit's rate, each further lane on one
                     // address one more read-modify-write pass.
                     self.flush();
+                    self.wait_for_operands(op.instr);
                     let occupy = (f64::from(a.lanes) / lat.shared_atomic_per_clk_sm
                         + f64::from(a.same_address_lanes.max(1) - 1)
                             * lat.shared_atomic_conflict_cycles)
@@ -642,22 +745,37 @@ impl<'a> Compressor<'a> {
                         occupy,
                         latency: lat.shared_load + occupy,
                     });
+                    self.settle_pending();
+                    self.region_start = self.board.start;
                 }
                 (_, Some(a)) if a.space == MemSpace::Shared => {
                     // Each conflict way is one 128-byte wavefront through the banks, at the
                     // architecture's shared bandwidth (2 cycles each on Fermi and Turing); the
                     // load/store units take the active lanes' addresses at their own rate (a
                     // whole warp in 2 cycles where the SM has 16 of them).
-                    self.flush();
+                    if a.store {
+                        self.flush();
+                    } else {
+                        self.flush_issued();
+                    }
+                    self.wait_for_operands(op.instr);
                     let banks = f64::from(a.bank_ways.max(1)) * 128.0
                         / lat.shared_bytes_per_clk_sm.max(1e-9);
                     let lanes =
                         (f64::from(a.lanes.max(1)) / lat.shared_lanes_per_clk_sm.max(1e-9)).ceil();
                     let cycles = banks.max(lanes);
-                    self.out.push(SimOp::Shared {
-                        occupy: cycles,
-                        latency: lat.shared_load + cycles - 1.0,
-                    });
+                    let latency = lat.shared_load + cycles - 1.0;
+                    if a.store {
+                        self.out.push(SimOp::Shared {
+                            occupy: cycles,
+                            latency,
+                        });
+                        // Later loads may read what it wrote: none moves above it.
+                        self.settle_pending();
+                        self.region_start = self.board.start;
+                    } else {
+                        self.shared_load(op.instr, cycles, latency);
+                    }
                 }
                 (c, _) => {
                     let cost = &self.table[c as usize & 31];
@@ -687,7 +805,10 @@ impl<'a> Compressor<'a> {
     /// [`exact_steps`]).
     #[inline]
     fn cache_usable(&self) -> bool {
-        !self.runs.is_empty() && self.board.is_fresh() && self.board.start <= (1u64 << 40) as f64
+        !self.runs.is_empty()
+            && self.board.is_fresh()
+            && self.board.start <= (1u64 << 40) as f64
+            && self.pending_until <= self.board.start
     }
 
     /// The run cache's slot for runs starting with instruction `instr`.
@@ -713,8 +834,11 @@ impl<'a> Compressor<'a> {
         }
         // The same instructions as a run (none an access or a barrier) and one that ends the
         // run after them: the run is exactly these.
-        if !self.ends_run(begin + len) {
+        if !self.ends_run(begin + len) || self.is_shared_load(begin + len) {
             return None;
+        }
+        if e.branch >= 0.0 {
+            self.region_start = self.board.start + e.branch;
         }
         self.board.close_with(e.occupy, e.latency);
         Some(begin + len)
@@ -727,10 +851,21 @@ impl<'a> Compressor<'a> {
     fn run_of(&mut self, begin: usize, end: usize) {
         let w = self.w;
         let len = end - begin;
-        let cacheable = self.cache_usable() && len <= 1 << 16 && self.ends_run(end);
+        let cacheable = self.cache_usable()
+            && len <= 1 << 16
+            && self.ends_run(end)
+            && !self.is_shared_load(end);
+        let start = self.board.start;
+        let mut branch = -1.0;
         for op in &w.ops[begin..end] {
             let cost = &self.table[op.latency as usize & 31];
             self.board.issue(self.regs.get(op.instr as usize), cost);
+            if op.latency == LatencyClass::Branch {
+                branch = self.board.dispatch_free - start;
+            }
+        }
+        if branch >= 0.0 {
+            self.region_start = start + branch;
         }
         if cacheable {
             let (occupy, latency) = self.board.settle();
@@ -739,6 +874,7 @@ impl<'a> Compressor<'a> {
                 len: len as u32,
                 occupy,
                 latency,
+                branch,
             };
         }
     }
@@ -877,6 +1013,24 @@ impl Scoreboard {
         }
         self.previous = ready;
         self.end = self.end.max(ready);
+    }
+
+    /// Ends the run at its last dispatch, its results left pending on the scoreboard (for the
+    /// instructions that read them to wait for): (scheduler cycles, cycles from its start
+    /// until that dispatch) and when its last result is ready (warp clock).
+    fn end_run_issued(&mut self) -> (f64, f64, f64) {
+        debug_assert!(self.ended.is_none());
+        let occupy = self
+            .unit_cycles
+            .iter()
+            .fold(self.dispatches, |a, &b| a.max(b));
+        let end = self
+            .unit_free
+            .iter()
+            .fold(self.end.max(self.dispatch_free), |a, &b| a.max(b));
+        let latency = self.dispatch_free - self.start;
+        self.restart_at(self.dispatch_free);
+        (occupy, latency, end)
     }
 
     /// Ends the run: (scheduler cycles, cycles from its start until its last result is ready);
@@ -2333,11 +2487,45 @@ mod tests {
         assert_eq!(load_occupancy("Tesla V100 PCIe", 32, 32), 8.0);
     }
 
-    /// The shared-memory path cycles and latency of one shared load of `ways` conflict ways.
+    /// The shared-memory path cycles and the latency from issue to result of one shared load
+    /// of `ways` conflict ways, the first instruction of its warp, whose result an fp32 add
+    /// reads right after it: the load holds the warp only for its path cycles, the add waits
+    /// for the rest.
     fn shared_load_cost(device: &str, ways: u32) -> (f64, f64) {
-        let access = load_access(MemSpace::Shared, ways, 0, ways);
-        match one_load(device, access, false)[..] {
-            [SimOp::Shared { occupy, latency }] => (occupy, latency),
+        use crate::workload::trace::TraceOp;
+        let d = crate::device::catalogue::find(device).unwrap();
+        let lat = crate::device::latencies::for_device(d).unwrap().values;
+        let w = WarpTrace {
+            threads: 32,
+            ops: vec![
+                TraceOp {
+                    instr: 0,
+                    latency: LatencyClass::SharedLoad,
+                    access: 0,
+                },
+                TraceOp {
+                    instr: 1,
+                    latency: LatencyClass::Fp32,
+                    access: TraceOp::NO_ACCESS,
+                },
+            ],
+            accesses: vec![load_access(MemSpace::Shared, ways, 0, ways)],
+            ..Default::default()
+        };
+        let reg = |dst: u16, src: u16| InstrRegs {
+            dst: [dst, NO_REG, NO_REG, NO_REG],
+            src: [src, NO_REG, NO_REG, NO_REG, NO_REG, NO_REG],
+        };
+        let regs = [reg(0, NO_REG), reg(1, 0)];
+        let hits = [cache::AccessHits::default()];
+        match compress(&w, &regs, &hits, &lat, &Costs::new(4, 0.0, 1.0))[..] {
+            [SimOp::Shared { occupy, latency }, SimOp::Comp { latency: add, .. }] => {
+                assert_eq!(
+                    latency, occupy,
+                    "the load holds the warp for its path cycles"
+                );
+                (occupy, latency + add - lat.fp32)
+            }
             ref ops => panic!("{ops:?}"),
         }
     }
@@ -2914,6 +3102,89 @@ mod tests {
             })
             .collect();
         (runs, lat)
+    }
+
+    /// The cycles one warp alone takes for `body` (between the setup of `%r4`, this lane's
+    /// word of a 4 KB shared array, and a store of `%f40`) on `device`: the sum of its
+    /// operations' hold times, less that of an empty body; and the device's shared-load
+    /// latency.
+    fn shared_body_cycles(device: &str, body: &str) -> (f64, f64) {
+        let (with, l) = shared_kernel_cycles(device, body);
+        (with - shared_kernel_cycles(device, "").0, l)
+    }
+
+    fn shared_kernel_cycles(device: &str, body: &str) -> (f64, f64) {
+        let text = format!(
+            ".version 7.0\n.target sm_75\n.address_size 64\n\
+             .visible .entry k(.param .u64 out)\n{{\n\
+             .reg .pred %p<4>;\n.reg .f32 %f<64>;\n.reg .b32 %r<64>;\n.reg .b64 %rd<4>;\n\
+             .shared .align 4 .b8 sh[4096];\n\
+             ld.param.u64 %rd1, [out];\nmov.u32 %r1, %tid.x;\nshl.b32 %r2, %r1, 2;\n\
+             mov.u32 %r3, sh;\nadd.s32 %r4, %r3, %r2;\nmov.f32 %f40, 0f00000000;\n\
+             {body}\nst.global.f32 [%rd1], %f40;\nret;\n}}\n"
+        );
+        let (em, lat) = one_warp_on(device, &text);
+        let w = &em.warps[0];
+        let hits = vec![cache::AccessHits::default(); w.accesses.len()];
+        let cycles = compress(w, &em.regs, &hits, &lat, &Costs::new(4, 0.0, 1.0))
+            .iter()
+            .map(|op| match *op {
+                SimOp::Comp { occupy, latency }
+                | SimOp::Global { occupy, latency }
+                | SimOp::Shared { occupy, latency } => latency.max(occupy),
+                SimOp::Barrier => 0.0,
+            })
+            .sum();
+        (cycles, lat.shared_load)
+    }
+
+    #[test]
+    fn shared_loads_are_moved_up_as_ptxas_schedules_them_except_across_a_branch() {
+        // Volta: a shared load's result 23 cycles after issue, one wavefront a clock.
+        let device = "Tesla V100 PCIe";
+        // Sixteen independent loads, each read by its own multiply, in one straight-line
+        // block (an unrolled loop, as nvcc's PTX orders it: load, use, load, use): ptxas
+        // issues the loads ahead of the multiplies, so only the first result's latency is
+        // waited for. The warp takes at least one latency and at most that plus three cycles
+        // a pair (load and multiply dispatches, a wavefront) and the last multiply's latency
+        // (4); a load that held the warp until its result would take 16 x 23 = 368.
+        let unrolled: String = (0..16)
+            .map(|k| {
+                format!(
+                    "ld.shared.f32 %f{}, [%r4+{}];\nmul.f32 %f{}, %f{}, %f{};\n",
+                    k + 1,
+                    128 * k,
+                    k + 20,
+                    k + 1,
+                    k + 1
+                )
+            })
+            .collect();
+        let (cycles, l) = shared_body_cycles(device, &format!("{unrolled}mov.f32 %f40, %f35;"));
+        assert_eq!(l, 23.0);
+        assert!(cycles >= l && cycles <= l + 16.0 * 3.0 + 4.0, "{cycles}");
+        // The same sixteen loads, each address the previous load's value (a pointer chase
+        // through shared memory, all zeros): no load can move, each result is waited for.
+        let chase: String = (0..16)
+            .map(|k| {
+                format!(
+                    "ld.shared.u32 %r{}, [%r{}];\nadd.s32 %r{}, %r4, %r{};\n",
+                    k + 10,
+                    if k == 0 { 4 } else { k + 29 },
+                    k + 30,
+                    k + 10
+                )
+            })
+            .collect();
+        let (cycles, _) = shared_body_cycles(device, &chase);
+        assert!(cycles >= 16.0 * l, "{cycles}");
+        // One load and its multiply in a loop of sixteen iterations: ptxas does not move a
+        // load above the loop's branch, so every iteration waits for its load.
+        let looped = "mov.u32 %r5, 0;\nLOOP:\nld.shared.f32 %f1, [%r4];\n\
+                      mul.f32 %f40, %f1, %f1;\nadd.s32 %r5, %r5, 1;\n\
+                      setp.lt.u32 %p1, %r5, 16;\n@%p1 bra LOOP;";
+        let (cycles, _) = shared_body_cycles(device, looped);
+        assert!(cycles >= 16.0 * l, "{cycles}");
     }
 
     #[test]
