@@ -1015,11 +1015,9 @@ impl Scoreboard {
         self.end = self.end.max(ready);
     }
 
-    /// Ends the run at its last dispatch, its results left pending on the scoreboard (for the
-    /// instructions that read them to wait for): (scheduler cycles, cycles from its start
-    /// until that dispatch) and when its last result is ready (warp clock).
-    fn end_run_issued(&mut self) -> (f64, f64, f64) {
-        debug_assert!(self.ended.is_none());
+    /// The run's scheduler cycles (its dispatches or its busiest unit, whichever is longer) and
+    /// when everything it started is through (warp clock).
+    fn totals(&self) -> (f64, f64) {
         let occupy = self
             .unit_cycles
             .iter()
@@ -1028,6 +1026,15 @@ impl Scoreboard {
             .unit_free
             .iter()
             .fold(self.end.max(self.dispatch_free), |a, &b| a.max(b));
+        (occupy, end)
+    }
+
+    /// Ends the run at its last dispatch, its results left pending on the scoreboard (for the
+    /// instructions that read them to wait for): (scheduler cycles, cycles from its start
+    /// until that dispatch) and when its last result is ready (warp clock).
+    fn end_run_issued(&mut self) -> (f64, f64, f64) {
+        debug_assert!(self.ended.is_none());
+        let (occupy, end) = self.totals();
         let latency = self.dispatch_free - self.start;
         self.restart_at(self.dispatch_free);
         (occupy, latency, end)
@@ -1039,14 +1046,7 @@ impl Scoreboard {
         if let Some(r) = self.ended.take() {
             return r;
         }
-        let occupy = self
-            .unit_cycles
-            .iter()
-            .fold(self.dispatches, |a, &b| a.max(b));
-        let end = self
-            .unit_free
-            .iter()
-            .fold(self.end.max(self.dispatch_free), |a, &b| a.max(b));
+        let (occupy, end) = self.totals();
         let latency = end - self.start;
         self.restart_at(end);
         (occupy, latency)
