@@ -445,10 +445,12 @@ pub struct Compressor<'a> {
     runs: Vec<CachedRun>,
     last_was_load: bool,
     /// Warp clock (the scoreboard's) from which ptxas may move a shared load up: the last
-    /// branch, barrier or shared-memory store or atomic (see [`Compressor::shared_load`]).
+    /// branch, barrier, global or local access, or shared-memory store or atomic (see
+    /// [`Compressor::shared_load`]).
     region_start: f64,
-    /// When the last pending shared-load result is ready (warp clock); runs start with every
-    /// register ready only once the clock has passed it.
+    /// When the last pending result (of a shared load, or of a run ended at its last dispatch)
+    /// is ready (warp clock); runs start with every register ready only once the clock has
+    /// passed it, and only then may they use the run cache.
     pending_until: f64,
     out: Vec<SimOp>,
 }
@@ -903,8 +905,10 @@ impl<'a> Compressor<'a> {
 /// result is ready, so a chain of dependent instructions costs the sum of their latencies and
 /// independent ones (an unrolled loop over several points or accumulators) overlap; it holds
 /// the scheduler for its dispatches or its busiest unit, whichever is longer, so that the warps
-/// of a scheduler share its units. Registers written by memory accesses are ready when the run
-/// starts: the access before the run held the warp until then.
+/// of a scheduler share its units. Registers written by global, local and atomic accesses are
+/// ready when the run starts (the access before the run held the warp until then); a shared
+/// load's result, and the results of a run that ended at its last dispatch before one, carry
+/// the time they are ready (`Compressor::shared_load`, `Compressor::flush_issued`).
 ///
 /// Times are on one clock per warp that never goes back, so results of earlier runs are never
 /// later than a new run's start and need no clearing.
