@@ -29,8 +29,12 @@
 //!   was emulated and a grid row of blocks reads less than the L2 holds, what that block read
 //!   is left in the L2 first (a stencil's or a matrix product's neighbour in y). A shared
 //!   access holds the shared-memory path for one 128-byte wavefront per conflict way, at the
-//!   architecture's `shared_bytes_per_clk_sm`, and at least for its active lanes at the
-//!   `shared_lanes_per_clk_sm` of the SM's load/store units; a shared load holds the warp only
+//!   architecture's `shared_bytes_per_clk_sm`, at least for its active lanes at the
+//!   `shared_lanes_per_clk_sm` of the SM's load/store units, and at least for the bytes it
+//!   moves to or from the lanes' registers at `shared_bytes_per_clk_sm` (a broadcast `LDS.128`
+//!   still returns 512 bytes: NVIDIA's answer on its developer forum, "Unexpected shared memory
+//!   bank conflict" (2019): the return bandwidth is 128 bytes a cycle, one register, so an
+//!   `LDS.128` takes 4 requests); a shared load holds the warp only
 //!   that long, and its result is waited for by the first instruction that reads it, one
 //!   latency after the load as ptxas places it: moved up ahead of independent instructions by
 //!   up to its latency, not above the last branch, barrier, shared store or global access
@@ -387,6 +391,7 @@ fn compress_alike(a: &WarpTrace, b: &WarpTrace) -> bool {
                 && u.sectors == v.sectors
                 && u.lines == v.lines
                 && u.bank_ways == v.bank_ways
+                && u.bytes_per_lane == v.bytes_per_lane
                 && u.atomic == v.atomic
                 && u.same_address_lanes == v.same_address_lanes
                 && u.distinct_addresses == v.distinct_addresses
@@ -765,7 +770,12 @@ impl<'a> Compressor<'a> {
                         / lat.shared_bytes_per_clk_sm.max(1e-9);
                     let lanes =
                         (f64::from(a.lanes.max(1)) / lat.shared_lanes_per_clk_sm.max(1e-9)).ceil();
-                    let cycles = banks.max(lanes);
+                    // The data goes to or from the lanes' registers at the same bytes per
+                    // clock, broadcast or not: a warp's LDS.128 moves 512 bytes (four
+                    // registers a lane), four clocks at 128 B/clk.
+                    let data = f64::from(a.lanes) * f64::from(a.bytes_per_lane)
+                        / lat.shared_bytes_per_clk_sm.max(1e-9);
+                    let cycles = banks.max(lanes).max(data);
                     let latency = lat.shared_load + cycles - 1.0;
                     if a.store {
                         self.out.push(SimOp::Shared {
@@ -2496,6 +2506,11 @@ mod tests {
     /// reads right after it: the load holds the warp only for its path cycles, the add waits
     /// for the rest.
     fn shared_load_cost(device: &str, ways: u32) -> (f64, f64) {
+        shared_access_cost(device, load_access(MemSpace::Shared, ways, 0, ways))
+    }
+
+    /// [`shared_load_cost`] of any shared load `access`.
+    fn shared_access_cost(device: &str, access: MemAccess) -> (f64, f64) {
         use crate::workload::trace::TraceOp;
         let d = crate::device::catalogue::find(device).unwrap();
         let lat = crate::device::latencies::for_device(d).unwrap().values;
@@ -2513,7 +2528,7 @@ mod tests {
                     access: TraceOp::NO_ACCESS,
                 },
             ],
-            accesses: vec![load_access(MemSpace::Shared, ways, 0, ways)],
+            accesses: vec![access],
             ..Default::default()
         };
         let reg = |dst: u16, src: u16| InstrRegs {
@@ -2548,6 +2563,29 @@ mod tests {
         // Kepler and Maxwell: one wavefront a clock.
         assert_eq!(shared_load_cost("Tesla K20c", 3).0, 3.0);
         assert_eq!(shared_load_cost("GTX 970", 1).0, 1.0);
+    }
+
+    #[test]
+    fn a_vector_shared_load_moves_its_bytes_at_the_shared_bandwidth() {
+        // A warp's LDS.128 returns four registers a lane, 32 x 16 = 512 bytes, at the SM's
+        // shared bytes per clock even when every lane reads the same 16 bytes (one bank way):
+        // 4 clocks at 128 B/clk (Maxwell, Volta), 8 at Turing's 64; an LDS.64 half that.
+        let vector = |bytes: u16| {
+            let mut a = load_access(MemSpace::Shared, 1, 0, 1);
+            a.bytes_per_lane = bytes;
+            a
+        };
+        assert_eq!(shared_access_cost("GTX 970", vector(16)), (4.0, 24.0 + 3.0));
+        assert_eq!(shared_access_cost("Tesla V100 PCIe", vector(16)).0, 4.0);
+        assert_eq!(shared_access_cost("Tesla V100 PCIe", vector(8)).0, 2.0);
+        assert_eq!(shared_access_cost("RTX 2080 Ti", vector(16)).0, 8.0);
+        // Kepler's banks are 4 bytes wide unless a program asks for 8 (the driver's default
+        // bank size): 128 B/clk, 4 clocks.
+        assert_eq!(shared_access_cost("Tesla K20c", vector(16)).0, 4.0);
+        // Eight lanes of 16 bytes are one clock's 128 bytes: the banks' one wavefront.
+        let mut eight = vector(16);
+        eight.lanes = 8;
+        assert_eq!(shared_access_cost("GTX 970", eight).0, 1.0);
     }
 
     #[test]
