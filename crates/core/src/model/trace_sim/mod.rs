@@ -457,6 +457,9 @@ pub struct Compressor<'a> {
     /// is ready (warp clock); runs start with every register ready only once the clock has
     /// passed it, and only then may they use the run cache.
     pending_until: f64,
+    /// Warp clock at the end of the last comp run that ran until all its results were ready
+    /// (`flush`): every register written before it is ready by then, in cached runs too.
+    settled: f64,
     out: Vec<SimOp>,
 }
 
@@ -526,6 +529,7 @@ impl<'a> Compressor<'a> {
             last_was_load: false,
             region_start: 0.0,
             pending_until: 0.0,
+            settled: 0.0,
             // At most a comp before each request, and barriers are rare.
             out: Vec::with_capacity(2 * w.accesses.len() + 4),
         }
@@ -570,7 +574,19 @@ impl<'a> Compressor<'a> {
     fn shared_load(&mut self, instr: u32, cycles: f64, latency: f64) {
         let issue = self.board.start;
         let regs = self.regs.get(instr as usize);
-        let earliest = (issue - latency).max(self.region_start);
+        // Nor above the instruction that made its address: an operand that was pending (a
+        // load's result, or one of a run that ended at its last dispatch) bounds the move
+        // exactly; registers written before the last full flush were ready by then (the run
+        // cache keeps no per-register times, so older ones are not looked at).
+        let operands = regs.map_or(self.region_start, |r| {
+            r.src
+                .iter()
+                .filter(|&&x| x != NO_REG)
+                .map(|&x| self.board.ready[usize::from(x)])
+                .filter(|&t| t > self.settled)
+                .fold(self.region_start, f64::max)
+        });
+        let earliest = (issue - latency).max(operands);
         let ready = (earliest + latency).max(issue + cycles);
         self.out.push(SimOp::Shared {
             occupy: cycles,
@@ -618,6 +634,7 @@ impl<'a> Compressor<'a> {
             return;
         }
         let (occupy, latency) = self.board.end_run();
+        self.settled = self.board.start;
         if occupy > 0.0 || latency > 0.0 {
             self.out.push(SimOp::Comp { occupy, latency });
         }
@@ -3206,18 +3223,20 @@ mod tests {
         assert_eq!(l, 23.0);
         assert!(cycles >= l && cycles <= l + 16.0 * 3.0 + 4.0, "{cycles}");
         // The same sixteen loads, each address the previous load's value (a pointer chase
-        // through shared memory, all zeros): no load can move, each result is waited for.
-        let chase: String = (0..16)
-            .map(|k| {
-                format!(
-                    "ld.shared.u32 %r{}, [%r{}];\nadd.s32 %r{}, %r4, %r{};\n",
-                    k + 10,
-                    if k == 0 { 4 } else { k + 29 },
-                    k + 30,
-                    k + 10
-                )
-            })
-            .collect();
+        // through shared memory, each lane's word set to zero first, so every address is
+        // known and conflict-free): no load can move, each result is waited for.
+        let chase: String =
+            std::iter::once("mov.u32 %r9, 0;\nst.shared.u32 [%r4], %r9;\n".to_string())
+                .chain((0..16).map(|k| {
+                    format!(
+                        "ld.shared.u32 %r{}, [%r{}];\nadd.s32 %r{}, %r4, %r{};\n",
+                        k + 10,
+                        if k == 0 { 4 } else { k + 29 },
+                        k + 30,
+                        k + 10
+                    )
+                }))
+                .collect();
         let (cycles, _) = shared_body_cycles(device, &chase);
         assert!(cycles >= 16.0 * l, "{cycles}");
         // One load and its multiply in a loop of sixteen iterations: ptxas does not move a
