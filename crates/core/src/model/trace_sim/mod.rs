@@ -539,12 +539,7 @@ impl<'a> Compressor<'a> {
     /// value, its guard) is a shared load's result not ready yet, the warp waits for it.
     fn wait_for_operands(&mut self, instr: u32) {
         let start = self.board.start;
-        let ready = self.regs.get(instr as usize).map_or(start, |r| {
-            r.src
-                .iter()
-                .filter(|&&x| x != NO_REG)
-                .fold(start, |t, &x| t.max(self.board.ready[usize::from(x)]))
-        });
+        let ready = self.operands_after(instr, start);
         if ready > start {
             self.out.push(SimOp::Comp {
                 occupy: 0.0,
@@ -554,12 +549,25 @@ impl<'a> Compressor<'a> {
         }
     }
 
-    /// After a flush, once the warp has waited for something longer than a shared load (a
-    /// global access, a barrier, a shared store): every pending shared-load result is ready.
-    fn settle_pending(&mut self) {
+    /// After a flush, at an access or barrier no load moves above and that holds the warp
+    /// longer than a shared load takes (a global access, a barrier, a shared store or atomic):
+    /// every pending result is ready, and later loads move up no further than here.
+    fn fence(&mut self) {
         if self.pending_until > self.board.start {
             self.board.restart_at(self.pending_until);
         }
+        self.region_start = self.board.start;
+    }
+
+    /// The latest ready time above `above` among the registers the instruction at `instr`
+    /// reads (its address, a store's value, its guard); `above` when none is later.
+    fn operands_after(&self, instr: u32, above: f64) -> f64 {
+        self.regs.get(instr as usize).map_or(above, |r| {
+            r.src
+                .iter()
+                .filter(|&&x| x != NO_REG)
+                .fold(above, |t, &x| t.max(self.board.ready[usize::from(x)]))
+        })
     }
 
     /// A shared load, timed as ptxas schedules one: its result is waited for by the first
@@ -578,15 +586,8 @@ impl<'a> Compressor<'a> {
         // load's result, or one of a run that ended at its last dispatch) bounds the move
         // exactly; registers written before the last full flush were ready by then (the run
         // cache keeps no per-register times, so older ones are not looked at).
-        let operands = regs.map_or(self.region_start, |r| {
-            r.src
-                .iter()
-                .filter(|&&x| x != NO_REG)
-                .map(|&x| self.board.ready[usize::from(x)])
-                .filter(|&t| t > self.settled)
-                .fold(self.region_start, f64::max)
-        });
-        let earliest = (issue - latency).max(operands);
+        let operands = self.operands_after(instr, self.settled);
+        let earliest = (issue - latency).max(self.region_start).max(operands);
         let ready = (earliest + latency).max(issue + cycles);
         self.out.push(SimOp::Shared {
             occupy: cycles,
@@ -683,8 +684,7 @@ impl<'a> Compressor<'a> {
             match (op.latency, acc) {
                 (LatencyClass::Barrier, _) => {
                     self.flush();
-                    self.settle_pending();
-                    self.region_start = self.board.start;
+                    self.fence();
                     // The warp issues the barrier (its scheduler busy for the barrier rate's
                     // share), then waits for the rest of its block.
                     let issue = self.table[LatencyClass::Barrier as usize & 31][0].cycles;
@@ -753,8 +753,7 @@ impl<'a> Compressor<'a> {
                     }
                     self.last_was_load = !a.store && a.atomic == Atomic::No;
                     // The warp waited for the access, longer than a shared load takes.
-                    self.settle_pending();
-                    self.region_start = self.board.start;
+                    self.fence();
                 }
                 (_, Some(a)) if a.space == MemSpace::Shared && a.atomic != Atomic::No => {
                     // Shared atomics: the lanes at the unit's rate, each further lane on one
@@ -769,8 +768,7 @@ impl<'a> Compressor<'a> {
                         occupy,
                         latency: lat.shared_load + occupy,
                     });
-                    self.settle_pending();
-                    self.region_start = self.board.start;
+                    self.fence();
                 }
                 (_, Some(a)) if a.space == MemSpace::Shared => {
                     // Each conflict way is one 128-byte wavefront through the banks, at the
@@ -800,8 +798,7 @@ impl<'a> Compressor<'a> {
                             latency,
                         });
                         // Later loads may read what it wrote: none moves above it.
-                        self.settle_pending();
-                        self.region_start = self.board.start;
+                        self.fence();
                     } else {
                         self.shared_load(op.instr, cycles, latency);
                     }
