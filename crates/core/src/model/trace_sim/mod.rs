@@ -21,8 +21,10 @@
 //!   IEEE fp32/fp64 divide, reciprocal and square root are their SASS sequences (a special-
 //!   function seed and a dependent fma chain). A global or local access holds the SM's
 //!   load/store path for its transfer time (sectors through L1, missing sectors at the DRAM
-//!   rate per SM) and the warp for the expected latency of its sectors (L1 hit, L2 hit, DRAM by
-//!   the cache simulation), see *Memory latency and active warps* below. The cache simulation
+//!   rate per SM); a store or atomic holds the warp for its latency, a load's result comes
+//!   the expected latency of its sectors later (L1 hit, L2 hit, DRAM by the cache
+//!   simulation; see *Memory latency and active warps* below) and is waited for as a shared
+//!   load's is (below). The cache simulation
 //!   runs the representative block with the wave blocks launched right after it (an L1 each,
 //!   the L2 scaled to their share of the data the resident blocks read, which neighbouring
 //!   blocks share: [`L2Share`]); when the block one grid row earlier
@@ -34,16 +36,15 @@
 //!   moves to or from the lanes' registers at `shared_bytes_per_clk_sm` (a broadcast `LDS.128`
 //!   still returns 512 bytes: NVIDIA's answer on its developer forum, "Unexpected shared memory
 //!   bank conflict" (2019): the return bandwidth is 128 bytes a cycle, one register, so an
-//!   `LDS.128` takes 4 requests); a shared load holds the warp only
-//!   that long, and its result is waited for by the first instruction that reads it, one
-//!   latency after the load as ptxas places it: moved up ahead of independent instructions by
-//!   up to its latency, not above the last branch, barrier, shared store or global access
-//!   (`Compressor::shared_load`); the comp run before a shared load ends at its last
-//!   dispatch, its results pending the same way. A barrier holds the warp's
+//!   `LDS.128` takes 4 requests). A load, shared, global or local, holds the warp only
+//!   while its path takes it, and its result is waited for by the first instruction that
+//!   reads it, one latency after the load as ptxas places it: moved up ahead of independent
+//!   instructions by up to its latency, not above the last branch, barrier, store or atomic,
+//!   nor above the instruction that made its address (`Compressor::load`); so independent
+//!   loads overlap and a pointer chase is serialized. The comp run before a load ends at its
+//!   last dispatch, its results pending the same way. A barrier holds the warp's
 //!   scheduler for its share of the architecture's `barrier_per_clk_sm`, then waits for every
-//!   unfinished warp of its block. Global loads issued back to back merge into one operation (their latencies
-//!   overlap); a load whose address depends on the one before it is not told apart, so pointer
-//!   chasing is timed optimistically.
+//!   unfinished warp of its block.
 //! - Fig 2's rule: before each operation a warp checks the resource; if busy it waits until it
 //!   frees, then locks it and reports the operation's latency; the timer advances to the smallest
 //!   pending report (an event queue ordered by time, ties by warp). Requests are served in the
@@ -448,10 +449,8 @@ pub struct Compressor<'a> {
     /// Whole comp runs already timed, by their first instruction (see
     /// [`Compressor::cached_run`]); empty when the costs are not all exact (see [`exact_steps`]).
     runs: Vec<CachedRun>,
-    last_was_load: bool,
-    /// Warp clock (the scoreboard's) from which ptxas may move a shared load up: the last
-    /// branch, barrier, global or local access, or shared-memory store or atomic (see
-    /// [`Compressor::shared_load`]).
+    /// Warp clock (the scoreboard's) from which ptxas may move a load up: the last branch,
+    /// barrier, store or atomic (see [`Compressor::load`]).
     region_start: f64,
     /// When the last pending result (of a shared load, or of a run ended at its last dispatch)
     /// is ready (warp clock); runs start with every register ready only once the clock has
@@ -526,7 +525,6 @@ impl<'a> Compressor<'a> {
             pos: 0,
             board: Scoreboard::new(regs),
             runs,
-            last_was_load: false,
             region_start: 0.0,
             pending_until: 0.0,
             settled: 0.0,
@@ -536,7 +534,7 @@ impl<'a> Compressor<'a> {
     }
 
     /// After a flush: when a register the access at `instr` reads (its address, a store's
-    /// value, its guard) is a shared load's result not ready yet, the warp waits for it.
+    /// value, its guard) is a load's result not ready yet, the warp waits for it.
     fn wait_for_operands(&mut self, instr: u32) {
         let start = self.board.start;
         let ready = self.operands_after(instr, start);
@@ -549,9 +547,9 @@ impl<'a> Compressor<'a> {
         }
     }
 
-    /// After a flush, at an access or barrier no load moves above and that holds the warp
-    /// longer than a shared load takes (a global access, a barrier, a shared store or atomic):
-    /// every pending result is ready, and later loads move up no further than here.
+    /// After a flush, at an access or barrier no load moves above (a barrier, a store or an
+    /// atomic, which may write what a later load reads): every pending result is ready, and
+    /// later loads move up no further than here.
     fn fence(&mut self) {
         if self.pending_until > self.board.start {
             self.board.restart_at(self.pending_until);
@@ -570,16 +568,17 @@ impl<'a> Compressor<'a> {
         })
     }
 
-    /// A shared load, timed as ptxas schedules one: its result is waited for by the first
-    /// instruction that reads it (the scoreboard), not by the load, and ptxas moves the load
-    /// up, with the integer arithmetic of its address, ahead of independent instructions far
-    /// enough to cover its latency where it can (the SASS of an unrolled loop of shared loads
-    /// and fmas issues ten or more `LDS` ahead of their `FFMA`s), but not above the last
-    /// branch (a loop's next iteration), barrier or shared store (data another warp or this
-    /// one wrote), nor above a global access (whose wait the model does not overlap with
-    /// anything). The load holds the shared path and its dispatch where it stands in the
-    /// trace; only its result's time moves. `latency` is from issue to result.
-    fn shared_load(&mut self, instr: u32, cycles: f64, latency: f64) {
+    /// A load (shared, global or local), timed as ptxas schedules one: its result is waited
+    /// for by the first instruction that reads it (the scoreboard), not by the load, and
+    /// ptxas moves the load up, with the integer arithmetic of its address, ahead of
+    /// independent instructions far enough to cover its latency where it can (the SASS of an
+    /// unrolled loop of shared loads and fmas issues ten or more `LDS` ahead of their
+    /// `FFMA`s; an unrolled loop of global loads issues its `LDG`s back to back), but not
+    /// above the last branch (a loop's next iteration), barrier, store or atomic (data
+    /// another warp or this one wrote). The load holds its path (`op`, whose occupancy is
+    /// `cycles`) and its dispatch where it stands in the trace; only its result's time moves.
+    /// `latency` is from issue to result.
+    fn load(&mut self, instr: u32, op: SimOp, cycles: f64, latency: f64) {
         let issue = self.board.start;
         let regs = self.regs.get(instr as usize);
         // Nor above the instruction that made its address: an operand that was pending (a
@@ -589,10 +588,7 @@ impl<'a> Compressor<'a> {
         let operands = self.operands_after(instr, self.settled);
         let earliest = (issue - latency).max(self.region_start).max(operands);
         let ready = (earliest + latency).max(issue + cycles);
-        self.out.push(SimOp::Shared {
-            occupy: cycles,
-            latency: cycles,
-        });
+        self.out.push(op);
         self.board.restart_at(issue + cycles);
         if let Some(r) = regs {
             for &x in r.dst.iter().filter(|&&x| x != NO_REG) {
@@ -602,7 +598,7 @@ impl<'a> Compressor<'a> {
         }
     }
 
-    /// Ends the comp run being gathered at its last dispatch (before a shared load: the warp
+    /// Ends the comp run being gathered at its last dispatch (before a load: the warp
     /// issues the load without waiting for the run's results, which stay pending).
     fn flush_issued(&mut self) {
         if self.board.is_fresh() {
@@ -615,15 +611,15 @@ impl<'a> Compressor<'a> {
         }
     }
 
-    /// Whether the instruction at `pos` is a shared load (before which a comp run ends at
-    /// its last dispatch, see [`Compressor::flush_issued`]).
+    /// Whether the instruction at `pos` is a shared, global or local load (before which a
+    /// comp run ends at its last dispatch, see [`Compressor::flush_issued`]).
     #[inline]
-    fn is_shared_load(&self, pos: usize) -> bool {
+    fn is_load(&self, pos: usize) -> bool {
         self.w.ops.get(pos).is_some_and(|op| {
             self.w
                 .accesses
                 .get(op.access as usize)
-                .is_some_and(|a| a.space == MemSpace::Shared && !a.store && a.atomic == Atomic::No)
+                .is_some_and(|a| a.space != MemSpace::Const && !a.store && a.atomic == Atomic::No)
         })
     }
 
@@ -664,9 +660,6 @@ impl<'a> Compressor<'a> {
                     end
                 }
             };
-            if pos > begin {
-                self.last_was_load = false;
-            }
             self.pos = pos;
             let Some(op) = w.ops.get(self.pos) else {
                 return;
@@ -676,11 +669,6 @@ impl<'a> Compressor<'a> {
                 return;
             }
             self.pos += 1;
-            let is_global =
-                acc.is_some_and(|a| matches!(a.space, MemSpace::Global | MemSpace::Local));
-            if !is_global {
-                self.last_was_load = false;
-            }
             match (op.latency, acc) {
                 (LatencyClass::Barrier, _) => {
                     self.flush();
@@ -695,7 +683,12 @@ impl<'a> Compressor<'a> {
                     self.out.push(SimOp::Barrier);
                 }
                 (_, Some(a)) if matches!(a.space, MemSpace::Global | MemSpace::Local) => {
-                    self.flush();
+                    let is_load = !a.store && a.atomic == Atomic::No;
+                    if is_load {
+                        self.flush_issued();
+                    } else {
+                        self.flush();
+                    }
                     self.wait_for_operands(op.instr);
                     let h = hits.get(op.access as usize).copied().unwrap_or_default();
                     let (h1, h2) = (f64::from(h.l1), f64::from(h.l2));
@@ -738,22 +731,19 @@ impl<'a> Compressor<'a> {
                                 / lat.global_atomic_distinct_per_clk_sm,
                         );
                     }
-                    // Loads issued back to back overlap (memory-level parallelism): they merge
-                    // into one operation whose latency is the longest plus one issue cycle per
-                    // extra load.
-                    match self.out.last_mut() {
-                        Some(SimOp::Global {
-                            occupy: o,
-                            latency: l,
-                        }) if self.last_was_load && !a.store && a.atomic == Atomic::No => {
-                            *o += occupy;
-                            *l = l.max(latency) + 1.0;
-                        }
-                        _ => self.out.push(SimOp::Global { occupy, latency }),
+                    if is_load {
+                        // Loads overlap (memory-level parallelism): each holds the warp only
+                        // while the path takes it, and its result comes a latency later.
+                        let path = SimOp::Global {
+                            occupy,
+                            latency: occupy,
+                        };
+                        self.load(op.instr, path, occupy, latency);
+                    } else {
+                        self.out.push(SimOp::Global { occupy, latency });
+                        // Later loads may read what it wrote: none moves above it.
+                        self.fence();
                     }
-                    self.last_was_load = !a.store && a.atomic == Atomic::No;
-                    // The warp waited for the access, longer than a shared load takes.
-                    self.fence();
                 }
                 (_, Some(a)) if a.space == MemSpace::Shared && a.atomic != Atomic::No => {
                     // Shared atomics: the lanes at the unit's rate, each further lane on one
@@ -800,7 +790,11 @@ impl<'a> Compressor<'a> {
                         // Later loads may read what it wrote: none moves above it.
                         self.fence();
                     } else {
-                        self.shared_load(op.instr, cycles, latency);
+                        let path = SimOp::Shared {
+                            occupy: cycles,
+                            latency: cycles,
+                        };
+                        self.load(op.instr, path, cycles, latency);
                     }
                 }
                 (c, _) => {
@@ -860,7 +854,7 @@ impl<'a> Compressor<'a> {
         }
         // The same instructions as a run (none an access or a barrier) and one that ends the
         // run after them: the run is exactly these.
-        if !self.ends_run(begin + len) || self.is_shared_load(begin + len) {
+        if !self.ends_run(begin + len) || self.is_load(begin + len) {
             return None;
         }
         if e.branch >= 0.0 {
@@ -877,10 +871,8 @@ impl<'a> Compressor<'a> {
     fn run_of(&mut self, begin: usize, end: usize) {
         let w = self.w;
         let len = end - begin;
-        let cacheable = self.cache_usable()
-            && len <= 1 << 16
-            && self.ends_run(end)
-            && !self.is_shared_load(end);
+        let cacheable =
+            self.cache_usable() && len <= 1 << 16 && self.ends_run(end) && !self.is_load(end);
         let start = self.board.start;
         let mut branch = -1.0;
         for op in &w.ops[begin..end] {
@@ -905,12 +897,9 @@ impl<'a> Compressor<'a> {
         }
     }
 
-    /// The operations compressed so far that nothing can change any more: all but the last
-    /// (a following load may still merge into it).
+    /// The operations compressed so far (no later instruction changes them).
     pub fn take_settled(&mut self) -> Vec<SimOp> {
-        let keep = self.out.len().min(1);
-        let rest = self.out.split_off(self.out.len() - keep);
-        std::mem::replace(&mut self.out, rest)
+        std::mem::take(&mut self.out)
     }
 
     /// The remaining operations, once `advance` has seen every request.
@@ -929,10 +918,10 @@ impl<'a> Compressor<'a> {
 /// result is ready, so a chain of dependent instructions costs the sum of their latencies and
 /// independent ones (an unrolled loop over several points or accumulators) overlap; it holds
 /// the scheduler for its dispatches or its busiest unit, whichever is longer, so that the warps
-/// of a scheduler share its units. Registers written by global, local and atomic accesses are
-/// ready when the run starts (the access before the run held the warp until then); a shared
-/// load's result, and the results of a run that ended at its last dispatch before one, carry
-/// the time they are ready (`Compressor::shared_load`, `Compressor::flush_issued`).
+/// of a scheduler share its units. Registers written by atomics are ready when the run starts
+/// (the access before the run held the warp until then); a load's result, and the results of
+/// a run that ended at its last dispatch before one, carry the time they are ready
+/// (`Compressor::load`, `Compressor::flush_issued`).
 ///
 /// Times are on one clock per warp that never goes back, so results of earlier runs are never
 /// later than a new run's start and need no clearing.
@@ -2700,11 +2689,13 @@ mod tests {
                     fast.to_bits(),
                     "{file} {entry} x{blocks}"
                 );
-                // Ticks of 1/1024 cycle against exact f64 cycles: measured at most 3.3e-4
-                // (fdtd_o2 x8, where rounding swaps reports that were within a tick).
+                // Ticks of 1/1024 cycle against exact f64 cycles: measured at most 8.0e-3
+                // (dwt_matrix x8, where rounding swaps reports that were within a tick and
+                // the warps' loads then queue at the path in another order); the other
+                // eleven within 4.1e-4.
                 let exact = round::tests::reference_round_f64(&progs, blocks, 4);
                 let off = (fast - exact).abs() / exact;
-                assert!(off <= 1e-3, "{file} {entry} x{blocks}: {fast} vs {exact}");
+                assert!(off <= 1e-2, "{file} {entry} x{blocks}: {fast} vs {exact}");
                 checked += 1;
             }
         }
@@ -3161,19 +3152,25 @@ mod tests {
     }
 
     /// The cycles one warp alone takes for `body` (between the setup of `%r4`, this lane's
-    /// word of a 4 KB shared array, and a store of `%f40`) on `device`: the sum of its
-    /// operations' hold times, less that of an empty body; and the device's shared-load
-    /// latency.
-    fn shared_body_cycles(device: &str, body: &str) -> (f64, f64) {
-        let (with, l) = shared_kernel_cycles(device, body);
-        (with - shared_kernel_cycles(device, "").0, l)
+    /// word of a 4 KB shared array, and a store of `%f40` to `%rd1`, the `out` parameter) on
+    /// `device`: the sum of its operations' hold times, less that of an empty body, with
+    /// every global access missing the caches; and the device's latencies.
+    fn body_cycles(device: &str, body: &str) -> (f64, crate::device::latencies::Latencies) {
+        let (with, l) = kernel_cycles(device, body);
+        (with - kernel_cycles(device, "").0, l)
     }
 
-    fn shared_kernel_cycles(device: &str, body: &str) -> (f64, f64) {
+    /// [`body_cycles`] with the device's shared-load latency.
+    fn shared_body_cycles(device: &str, body: &str) -> (f64, f64) {
+        let (cycles, l) = body_cycles(device, body);
+        (cycles, l.shared_load)
+    }
+
+    fn kernel_cycles(device: &str, body: &str) -> (f64, crate::device::latencies::Latencies) {
         let text = format!(
             ".version 7.0\n.target sm_75\n.address_size 64\n\
              .visible .entry k(.param .u64 out)\n{{\n\
-             .reg .pred %p<4>;\n.reg .f32 %f<64>;\n.reg .b32 %r<64>;\n.reg .b64 %rd<4>;\n\
+             .reg .pred %p<4>;\n.reg .f32 %f<64>;\n.reg .b32 %r<64>;\n.reg .b64 %rd<32>;\n\
              .shared .align 4 .b8 sh[4096];\n\
              ld.param.u64 %rd1, [out];\nmov.u32 %r1, %tid.x;\nshl.b32 %r2, %r1, 2;\n\
              mov.u32 %r3, sh;\nadd.s32 %r4, %r3, %r2;\nmov.f32 %f40, 0f00000000;\n\
@@ -3191,7 +3188,7 @@ mod tests {
                 SimOp::Barrier => 0.0,
             })
             .sum();
-        (cycles, lat.shared_load)
+        (cycles, lat)
     }
 
     #[test]
@@ -3243,6 +3240,58 @@ mod tests {
                       setp.lt.u32 %p1, %r5, 16;\n@%p1 bra LOOP;";
         let (cycles, _) = shared_body_cycles(device, looped);
         assert!(cycles >= 16.0 * l, "{cycles}");
+    }
+
+    #[test]
+    fn global_loads_overlap_unless_each_address_is_the_last_loaded_value() {
+        // Volta, every load missing the caches (a DRAM latency each).
+        let device = "Tesla V100 PCIe";
+        // Eight independent loads, each read by its own multiply (an unrolled loop): their
+        // latencies overlap, so the warp waits about one DRAM latency, plus a few cycles a pair
+        // (load and multiply dispatches, the path) and the last multiply's latency; it took
+        // 8 DRAM latencies when each load held the warp until its result.
+        let unrolled: String = (0..8)
+            .map(|k| {
+                format!(
+                    "ld.global.f32 %f{}, [%rd1+{}];\nmul.f32 %f{}, %f{}, %f{};\n",
+                    k + 1,
+                    128 * k,
+                    k + 20,
+                    k + 1,
+                    k + 1
+                )
+            })
+            .collect();
+        let (cycles, l) = body_cycles(device, &format!("{unrolled}mov.f32 %f40, %f27;"));
+        assert!(l.dram > 100.0, "{}", l.dram);
+        assert!(
+            cycles >= l.dram && cycles <= l.dram + 8.0 * 4.0 + 4.0,
+            "{cycles} vs {}",
+            l.dram
+        );
+        // Eight loads, each from the address the one before it loaded (a pointer chase): no
+        // load can move above the one that made its address, each latency is waited for.
+        let chase: String = (0..8)
+            .map(|k| format!("ld.global.u64 %rd{}, [%rd{}];\n", k + 2, k + 1))
+            .collect();
+        let (cycles, _) = body_cycles(device, &format!("{chase}cvt.rn.f32.u64 %f40, %rd9;"));
+        // (The first may move up above the setup's few independent instructions.)
+        assert!(cycles >= 8.0 * l.dram - 8.0, "{cycles} vs {}", l.dram);
+        // Each loaded value stored before the next load: the store waits for its value, and
+        // no load moves above a store (it may read what the store wrote): one latency each.
+        let stored: String = (0..4)
+            .map(|k| {
+                format!(
+                    "ld.global.f32 %f{}, [%rd1+{}];\nst.global.f32 [%rd1+{}], %f{};\n",
+                    k + 1,
+                    128 * k,
+                    128 * k + 4,
+                    k + 1
+                )
+            })
+            .collect();
+        let (cycles, _) = body_cycles(device, &stored);
+        assert!(cycles >= 4.0 * l.dram, "{cycles} vs {}", l.dram);
     }
 
     #[test]
