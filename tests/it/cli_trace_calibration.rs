@@ -112,10 +112,12 @@ fn trace_calibrate_evaluate_and_predict() {
     .values
     .launch_overhead_us;
     let overhead = g["params"]["launch_overhead_scale"].as_float().unwrap() * default;
-    // Within a nanosecond: the time is a fine staircase in the latency scales (the DRAM loads
-    // overlap independent work), so the search may stop on a neighbouring step of the DRAM
-    // scale and absorb the difference in the overhead.
-    assert!((overhead - (OVERHEAD_US + default)).abs() < 1e-3, "{text}");
+    // Within 0.05 us: the loads overlap each other and the work around them, so each launch
+    // here exposes the same few DRAM latencies, and a shorter latency with a longer overhead
+    // gives the same times (the fit's warnings say the scales are not identified). A 5 %
+    // shorter DRAM latency on Turing is about 20 cycles a latency, 0.013 us at 1,545 MHz; the
+    // times themselves must still match (below).
+    assert!((overhead - (OVERHEAD_US + default)).abs() < 0.05, "{text}");
     assert!(g["mape_train"].as_float().unwrap() < 1e-9, "{text}");
     assert!(g.get("mape_cv").is_some(), "{text}");
 

@@ -47,9 +47,11 @@
 //!   unfinished warp of its block.
 //! - Fig 2's rule: before each operation a warp checks the resource; if busy it waits until it
 //!   frees, then locks it and reports the operation's latency; the timer advances to the smallest
-//!   pending report (an event queue ordered by time, ties by warp). Requests are served in the
-//!   order they are made. The simulation itself is [`round`]; times there are integers in
-//!   1/1024 cycle.
+//!   pending report (an event queue ordered by time, ties by warp). A scheduler serves its warps
+//!   in the order they are ready; the load/store and shared paths, which every scheduler
+//!   shares, in the order requests are issued (a warp held up behind another's long comp asks
+//!   for the path when its scheduler issues the request, not before). The simulation itself
+//!   is [`round`]; times there are integers in 1/1024 cycle.
 //! - Large traces ([`Overlap`]): the cache simulation and the compression run on a second thread
 //!   and stream the warp programs into the round as they are known, so the two overlap (the
 //!   caches start beside the DRAM row pass, whose costs the compression waits for); the result
@@ -539,11 +541,28 @@ impl<'a> Compressor<'a> {
         let start = self.board.start;
         let ready = self.operands_after(instr, start);
         if ready > start {
-            self.out.push(SimOp::Comp {
-                occupy: 0.0,
-                latency: ready - start,
-            });
+            self.wait(ready - start);
             self.board.restart_at(ready);
+        }
+    }
+
+    /// The warp waits `cycles` with its scheduler free: the operation before holds the warp
+    /// that much longer after it ends (one operation fewer for the round), or, after a
+    /// barrier or at the start, an operation of its own.
+    fn wait(&mut self, cycles: f64) {
+        if cycles <= 0.0 {
+            return;
+        }
+        match self.out.last_mut() {
+            Some(
+                SimOp::Comp { occupy, latency }
+                | SimOp::Global { occupy, latency }
+                | SimOp::Shared { occupy, latency },
+            ) => *latency = latency.max(*occupy) + cycles,
+            _ => self.out.push(SimOp::Comp {
+                occupy: 0.0,
+                latency: cycles,
+            }),
         }
     }
 
@@ -604,8 +623,19 @@ impl<'a> Compressor<'a> {
         if self.board.is_fresh() {
             return;
         }
+        let lead = self.board.lead();
         let (occupy, latency, end) = self.board.end_run_issued();
         self.pending_until = self.pending_until.max(end);
+        self.push_run(occupy, latency, lead);
+    }
+
+    /// A comp run of `occupy` scheduler cycles and `latency` from its start, whose first
+    /// instruction waited `lead` cycles for a pending operand: the warp waits with its
+    /// scheduler free (the scheduler issues other warps' work meanwhile), so that the run
+    /// holds the scheduler only from its first dispatch.
+    fn push_run(&mut self, occupy: f64, latency: f64, lead: f64) {
+        self.wait(lead);
+        let latency = latency - lead;
         if occupy > 0.0 || latency > 0.0 {
             self.out.push(SimOp::Comp { occupy, latency });
         }
@@ -630,11 +660,10 @@ impl<'a> Compressor<'a> {
         if self.board.is_fresh() {
             return;
         }
+        let lead = self.board.lead();
         let (occupy, latency) = self.board.end_run();
         self.settled = self.board.start;
-        if occupy > 0.0 || latency > 0.0 {
-            self.out.push(SimOp::Comp { occupy, latency });
-        }
+        self.push_run(occupy, latency, lead);
     }
 
     /// Compresses instructions up to the first one whose memory request is `known` or later
@@ -897,9 +926,12 @@ impl<'a> Compressor<'a> {
         }
     }
 
-    /// The operations compressed so far (no later instruction changes them).
+    /// The operations compressed so far that nothing can change any more: all but the last
+    /// (a wait may still be added to it, see [`Compressor::wait`]).
     pub fn take_settled(&mut self) -> Vec<SimOp> {
-        std::mem::take(&mut self.out)
+        let keep = self.out.len().min(1);
+        let rest = self.out.split_off(self.out.len() - keep);
+        std::mem::replace(&mut self.out, rest)
     }
 
     /// The remaining operations, once `advance` has seen every request.
@@ -944,6 +976,9 @@ struct Scoreboard {
     previous: f64,
     /// Instructions issued in the run being gathered.
     issued: u32,
+    /// When the run's first instruction was dispatched (its start until then: the warp waits
+    /// for a pending operand and its scheduler is free).
+    first: f64,
     /// The result of a run already ended (its result known before the next instruction that
     /// ends it), which `end_run` hands out.
     ended: Option<(f64, f64)>,
@@ -961,6 +996,7 @@ impl Scoreboard {
             end: 0.0,
             previous: 0.0,
             issued: 0,
+            first: 0.0,
             ended: None,
         }
     }
@@ -996,6 +1032,7 @@ impl Scoreboard {
         self.previous = end;
         self.end = end;
         self.issued = 0;
+        self.first = end;
     }
 
     /// Issues one instruction: its steps one after the other, the first when its operands
@@ -1012,12 +1049,17 @@ impl Scoreboard {
                 .fold(self.start, |t, &x| t.max(self.ready[usize::from(x)])),
             None => self.previous,
         };
+        let mut first = self.issued == 1;
         for s in cost.iter().take_while(|s| s.dispatches > 0.0) {
             let mut t = self.dispatch_free.max(ready);
             if let Some(u) = self.unit_free.get_mut(usize::from(s.unit)) {
                 t = t.max(*u);
                 *u = t + s.cycles;
                 self.unit_cycles[usize::from(s.unit)] += s.cycles;
+            }
+            if first {
+                self.first = t;
+                first = false;
             }
             self.dispatch_free = t + s.dispatches + s.resolve;
             self.dispatches += s.dispatches;
@@ -1044,6 +1086,17 @@ impl Scoreboard {
             .iter()
             .fold(self.end.max(self.dispatch_free), |a, &b| a.max(b));
         (occupy, end)
+    }
+
+    /// Cycles from the run's start until its first dispatch: a wait for a pending operand (0
+    /// for a run whose result is already known: a cached or settled one starts with every
+    /// register ready).
+    fn lead(&self) -> f64 {
+        if self.ended.is_some() || self.issued == 0 {
+            0.0
+        } else {
+            (self.first - self.start).max(0.0)
+        }
     }
 
     /// Ends the run at its last dispatch, its results left pending on the scoreboard (for the
@@ -2540,12 +2593,10 @@ mod tests {
         };
         let regs = [reg(0, NO_REG), reg(1, 0)];
         let hits = [cache::AccessHits::default()];
+        // The load (holding the warp for its path cycles, then the reader's wait for its
+        // result, its scheduler free), then the reader.
         match compress(&w, &regs, &hits, &lat, &Costs::new(4, 0.0, 1.0))[..] {
             [SimOp::Shared { occupy, latency }, SimOp::Comp { latency: add, .. }] => {
-                assert_eq!(
-                    latency, occupy,
-                    "the load holds the warp for its path cycles"
-                );
                 (occupy, latency + add - lat.fp32)
             }
             ref ops => panic!("{ops:?}"),

@@ -404,6 +404,7 @@ fn run(programs: &mut Programs, slots: usize, waves: usize, schedulers: u32, jum
             sched: (w % schedulers) as u32,
             block: (w / per_block) as u32,
             waiting: false,
+            issued: false,
         })
         .collect();
     let mut arrived = vec![0usize; blocks];
@@ -473,9 +474,24 @@ fn run(programs: &mut Programs, slots: usize, waves: usize, schedulers: u32, jum
             kw = tree.min();
             continue;
         }
-        let s = &mut sched_free[st.sched as usize];
-        let issue = t.max(*s);
-        *s = issue + op.sched_hold;
+        let issue = if st.issued {
+            st.issued = false;
+            t
+        } else {
+            let s = &mut sched_free[st.sched as usize];
+            let issue = t.max(*s);
+            *s = issue + op.sched_hold;
+            if issue > t && op.resource < FIRST_STAND_IN as u32 {
+                // A memory step whose scheduler is busy: it has the scheduler from `issue`,
+                // and asks for the path shared by every scheduler then, not now, so that the
+                // path serves requests in the order they are issued (a warp held up behind a
+                // long comp must not book the path ahead of requests issued before it).
+                st.issued = true;
+                kw = tree.set(w, event_key(issue, w));
+                continue;
+            }
+            issue
+        };
         // Comp operations use their scheduler's stand-in: index FIRST_STAND_IN + scheduler.
         let r = &mut resource_free
             [op.resource as usize + (op.resource as usize >> 1) * st.sched as usize];
@@ -878,6 +894,9 @@ struct WarpState {
     pos: usize,
     block: u32,
     waiting: bool,
+    /// Its memory step has taken the scheduler, and its event is the issue: the step takes
+    /// its path now (see `run`).
+    issued: bool,
 }
 
 /// Events are ordered by time (ticks) and then by warp.
@@ -998,6 +1017,7 @@ pub(super) mod tests {
         let (mut lsu_free, mut smem_free) = (0.0f64, 0.0f64);
         let mut pos = vec![0usize; n];
         let mut waiting = vec![false; n];
+        let mut issued = vec![false; n];
         let mut arrived = vec![0usize; blocks];
         let mut live = vec![per_block; blocks];
         let mut heap: BinaryHeap<Reverse<(u64, usize)>> =
@@ -1044,18 +1064,25 @@ pub(super) mod tests {
                     *s = start + unit(occupy);
                     start + unit(latency.max(occupy))
                 }
-                SimOp::Global { occupy, latency } => {
-                    let issue = t.max(*s);
-                    *s = issue + unit(1.0);
-                    let start = issue.max(lsu_free);
-                    lsu_free = start + unit(occupy);
-                    start + unit(latency.max(occupy))
-                }
-                SimOp::Shared { occupy, latency } => {
-                    let issue = t.max(*s);
-                    *s = issue + unit(1.0);
-                    let start = issue.max(smem_free);
-                    smem_free = start + unit(occupy);
+                SimOp::Global { occupy, latency } | SimOp::Shared { occupy, latency } => {
+                    // A memory operation takes the scheduler, then, at its issue, the path.
+                    if !issued[w] {
+                        let issue = t.max(*s);
+                        *s = issue + unit(1.0);
+                        if issue > t {
+                            issued[w] = true;
+                            heap.push(Reverse((issue.to_bits(), w)));
+                            continue;
+                        }
+                    }
+                    issued[w] = false;
+                    let path = if matches!(op, SimOp::Global { .. }) {
+                        &mut lsu_free
+                    } else {
+                        &mut smem_free
+                    };
+                    let start = t.max(*path);
+                    *path = start + unit(occupy);
                     start + unit(latency.max(occupy))
                 }
             };
@@ -1166,6 +1193,45 @@ pub(super) mod tests {
         }];
         assert_eq!(round(&[prog.clone(), prog.clone()], 1, 1), 16.0);
         assert_eq!(round(&[prog.clone(), prog], 1, 2), 8.0);
+    }
+
+    #[test]
+    fn the_shared_path_is_booked_when_a_request_is_issued() {
+        // 32 warps on 4 schedulers, each 96 loads (a 6-cycle address comp, a 3-cycle wait for
+        // the address, then a 1-cycle request) and then a long comp holding its scheduler
+        // 12,480 cycles. Each scheduler has
+        // 8 x (96 x 7 + 12,480) = 105,216 cycles of work and the path 3,072, so the round takes
+        // that, plus about one warp's way into its comp and the last one's way out (its comp's
+        // 1,118 cycles of latency past its issue). A warp whose scheduler is busy with another's
+        // comp must not book the path ahead of the requests issued before its own: booked at
+        // the report, one such request pushed every other scheduler's loads 12,480 cycles back
+        // and the round took 169,158.
+        let mut prog = Vec::new();
+        for _ in 0..96 {
+            prog.push(SimOp::Comp {
+                occupy: 6.0,
+                latency: 9.0,
+            });
+            // The wait for the address (the warp's only: the scheduler is free).
+            prog.push(SimOp::Comp {
+                occupy: 0.0,
+                latency: 3.0,
+            });
+            prog.push(SimOp::Global {
+                occupy: 1.0,
+                latency: 1.0,
+            });
+        }
+        prog.push(SimOp::Comp {
+            occupy: 12_480.0,
+            latency: 13_598.0,
+        });
+        let work = 8.0 * (96.0 * 7.0 + 12_480.0);
+        let t = round(&vec![prog; 32], 1, 4);
+        assert!(
+            t >= work && t <= work + 96.0 * 10.0 + 1_118.0,
+            "{t} vs {work}"
+        );
     }
 
     #[test]
