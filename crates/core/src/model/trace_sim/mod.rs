@@ -927,7 +927,7 @@ impl<'a> Compressor<'a> {
     }
 
     /// The operations compressed so far that nothing can change any more: all but the last
-    /// (a wait may still be added to it, see [`Compressor::wait`]).
+    /// (a wait for a pending operand may still be added to it).
     pub fn take_settled(&mut self) -> Vec<SimOp> {
         let keep = self.out.len().min(1);
         let rest = self.out.split_off(self.out.len() - keep);
