@@ -3242,6 +3242,23 @@ mod tests {
         (cycles, lat)
     }
 
+    /// `n` independent loads from `space` at `base` + 128 k into `%f(k+1)`, each read by its
+    /// own multiply into `%f(k+20)`, in nvcc's order (load, use, load, use).
+    fn loads_and_uses(space: &str, base: &str, n: usize) -> String {
+        (0..n)
+            .map(|k| {
+                format!(
+                    "ld.{space}.f32 %f{}, [{base}+{}];\nmul.f32 %f{}, %f{}, %f{};\n",
+                    k + 1,
+                    128 * k,
+                    k + 20,
+                    k + 1,
+                    k + 1
+                )
+            })
+            .collect()
+    }
+
     #[test]
     fn shared_loads_are_moved_up_as_ptxas_schedules_them_except_across_a_branch() {
         // Volta: a shared load's result 23 cycles after issue, one wavefront a clock.
@@ -3252,18 +3269,7 @@ mod tests {
         // waited for. The warp takes at least one latency and at most that plus three cycles
         // a pair (load and multiply dispatches, a wavefront) and the last multiply's latency
         // (4); a load that held the warp until its result would take 16 x 23 = 368.
-        let unrolled: String = (0..16)
-            .map(|k| {
-                format!(
-                    "ld.shared.f32 %f{}, [%r4+{}];\nmul.f32 %f{}, %f{}, %f{};\n",
-                    k + 1,
-                    128 * k,
-                    k + 20,
-                    k + 1,
-                    k + 1
-                )
-            })
-            .collect();
+        let unrolled = loads_and_uses("shared", "%r4", 16);
         let (cycles, l) = shared_body_cycles(device, &format!("{unrolled}mov.f32 %f40, %f35;"));
         assert_eq!(l, 23.0);
         assert!(cycles >= l && cycles <= l + 16.0 * 3.0 + 4.0, "{cycles}");
@@ -3301,18 +3307,7 @@ mod tests {
         // latencies overlap, so the warp waits about one DRAM latency, plus a few cycles a pair
         // (load and multiply dispatches, the path) and the last multiply's latency; it took
         // 8 DRAM latencies when each load held the warp until its result.
-        let unrolled: String = (0..8)
-            .map(|k| {
-                format!(
-                    "ld.global.f32 %f{}, [%rd1+{}];\nmul.f32 %f{}, %f{}, %f{};\n",
-                    k + 1,
-                    128 * k,
-                    k + 20,
-                    k + 1,
-                    k + 1
-                )
-            })
-            .collect();
+        let unrolled = loads_and_uses("global", "%rd1", 8);
         let (cycles, l) = body_cycles(device, &format!("{unrolled}mov.f32 %f40, %f27;"));
         assert!(l.dram > 100.0, "{}", l.dram);
         assert!(
