@@ -454,6 +454,9 @@ pub struct Compressor<'a> {
     /// Warp clock (the scoreboard's) from which ptxas may move a load up: the last branch,
     /// barrier, store or atomic (see [`Compressor::load`]).
     region_start: f64,
+    /// Whether the last operation is a load's, with nothing since (see
+    /// [`Compressor::push_load`]).
+    joinable: bool,
     /// When the last pending result (of a shared load, or of a run ended at its last dispatch)
     /// is ready (warp clock); runs start with every register ready only once the clock has
     /// passed it, and only then may they use the run cache.
@@ -528,6 +531,7 @@ impl<'a> Compressor<'a> {
             board: Scoreboard::new(regs),
             runs,
             region_start: 0.0,
+            joinable: false,
             pending_until: 0.0,
             settled: 0.0,
             // At most a comp before each request, and barriers are rare.
@@ -553,13 +557,14 @@ impl<'a> Compressor<'a> {
         if cycles <= 0.0 {
             return;
         }
+        self.joinable = false;
         match self.out.last_mut() {
             Some(
                 SimOp::Comp { occupy, latency }
                 | SimOp::Global { occupy, latency }
                 | SimOp::Shared { occupy, latency },
             ) => *latency = latency.max(*occupy) + cycles,
-            _ => self.out.push(SimOp::Comp {
+            _ => self.push(SimOp::Comp {
                 occupy: 0.0,
                 latency: cycles,
             }),
@@ -607,7 +612,7 @@ impl<'a> Compressor<'a> {
         let operands = self.operands_after(instr, self.settled);
         let earliest = (issue - latency).max(self.region_start).max(operands);
         let ready = (earliest + latency).max(issue + cycles);
-        self.out.push(op);
+        self.push_load(op);
         self.board.restart_at(issue + cycles);
         if let Some(r) = regs {
             for &x in r.dst.iter().filter(|&&x| x != NO_REG) {
@@ -615,6 +620,32 @@ impl<'a> Compressor<'a> {
             }
             self.pending_until = self.pending_until.max(ready);
         }
+    }
+
+    fn push(&mut self, op: SimOp) {
+        self.joinable = false;
+        self.out.push(op);
+    }
+
+    /// A load's path operation: joined to the one before when that is a load of the same
+    /// path right before it (no instruction and no wait between): the path takes them back to
+    /// back either way, and the round has one operation fewer (the warp's second dispatch is
+    /// not booked on its scheduler).
+    fn push_load(&mut self, op: SimOp) {
+        let joined = self.joinable
+            && match (self.out.last_mut(), op) {
+                (Some(SimOp::Global { occupy, latency }), SimOp::Global { occupy: more, .. })
+                | (Some(SimOp::Shared { occupy, latency }), SimOp::Shared { occupy: more, .. }) => {
+                    *occupy += more;
+                    *latency = *occupy;
+                    true
+                }
+                _ => false,
+            };
+        if !joined {
+            self.out.push(op);
+        }
+        self.joinable = true;
     }
 
     /// Ends the comp run being gathered at its last dispatch (before a load: the warp
@@ -637,7 +668,7 @@ impl<'a> Compressor<'a> {
         self.wait(lead);
         let latency = latency - lead;
         if occupy > 0.0 || latency > 0.0 {
-            self.out.push(SimOp::Comp { occupy, latency });
+            self.push(SimOp::Comp { occupy, latency });
         }
     }
 
@@ -705,11 +736,11 @@ impl<'a> Compressor<'a> {
                     // The warp issues the barrier (its scheduler busy for the barrier rate's
                     // share), then waits for the rest of its block.
                     let issue = self.table[LatencyClass::Barrier as usize & 31][0].cycles;
-                    self.out.push(SimOp::Comp {
+                    self.push(SimOp::Comp {
                         occupy: issue,
                         latency: issue,
                     });
-                    self.out.push(SimOp::Barrier);
+                    self.push(SimOp::Barrier);
                 }
                 (_, Some(a)) if matches!(a.space, MemSpace::Global | MemSpace::Local) => {
                     let is_load = !a.store && a.atomic == Atomic::No;
@@ -769,7 +800,7 @@ impl<'a> Compressor<'a> {
                         };
                         self.load(op.instr, path, occupy, latency);
                     } else {
-                        self.out.push(SimOp::Global { occupy, latency });
+                        self.push(SimOp::Global { occupy, latency });
                         // Later loads may read what it wrote: none moves above it.
                         self.fence();
                     }
@@ -783,7 +814,7 @@ impl<'a> Compressor<'a> {
                         + f64::from(a.same_address_lanes.max(1) - 1)
                             * lat.shared_atomic_conflict_cycles)
                         .max(1.0);
-                    self.out.push(SimOp::Shared {
+                    self.push(SimOp::Shared {
                         occupy,
                         latency: lat.shared_load + occupy,
                     });
@@ -812,7 +843,7 @@ impl<'a> Compressor<'a> {
                     let cycles = banks.max(lanes).max(data);
                     let latency = lat.shared_load + cycles - 1.0;
                     if a.store {
-                        self.out.push(SimOp::Shared {
+                        self.push(SimOp::Shared {
                             occupy: cycles,
                             latency,
                         });
