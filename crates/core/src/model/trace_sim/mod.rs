@@ -41,8 +41,9 @@
 //!   reads it, one latency after the load as ptxas places it: moved up ahead of independent
 //!   instructions by up to its latency, not above the last branch, barrier, store or atomic,
 //!   nor above the instruction that made its address (`Compressor::load`); so independent
-//!   loads overlap and a pointer chase is serialized. The comp run before a load ends at its
-//!   last dispatch, its results pending the same way. A barrier holds the warp's
+//!   loads overlap and a pointer chase is serialized (a load right after a load of the same
+//!   path joins its path operation: `Compressor::push_load`). The comp run before a load ends
+//!   at its last dispatch, its results pending the same way. A barrier holds the warp's
 //!   scheduler for its share of the architecture's `barrier_per_clk_sm`, then waits for every
 //!   unfinished warp of its block.
 //! - Fig 2's rule: before each operation a warp checks the resource; if busy it waits until it
