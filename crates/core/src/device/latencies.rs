@@ -107,6 +107,10 @@ pub struct Latencies {
     /// Whether ordinary global loads can be cached in L1 when asked (`-Xptxas -dlcm=ca` or
     /// `ld.global.ca`); true where they are cached by default.
     pub global_l1_opt_in: bool,
+    /// Whether shared memory and the L1 are one SRAM behind one load/store data path (Fermi,
+    /// Kepler, Volta and later), so that shared wavefronts and global or local request lines
+    /// queue on one path; Maxwell and Pascal have a dedicated shared memory.
+    pub shared_on_l1_path: bool,
 }
 
 /// Numeric field names of [`Latencies`], in order.
@@ -148,7 +152,11 @@ pub const FIELDS: &[&str] = &[
 ];
 
 /// Yes/no field names of [`Latencies`].
-pub const FLAGS: &[&str] = &["global_loads_cached_in_l1", "global_l1_opt_in"];
+pub const FLAGS: &[&str] = &[
+    "global_loads_cached_in_l1",
+    "global_l1_opt_in",
+    "shared_on_l1_path",
+];
 
 fn is_field(name: &str) -> bool {
     FIELDS.contains(&name) || FLAGS.contains(&name)
@@ -241,6 +249,8 @@ pub struct LatencyOverride {
     pub global_loads_cached_in_l1: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub global_l1_opt_in: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shared_on_l1_path: Option<bool>,
     #[serde(flatten)]
     pub values: BTreeMap<String, f64>,
 }
@@ -253,6 +263,9 @@ impl LatencyOverride {
         }
         if let Some(b) = self.global_l1_opt_in {
             v.push(("global_l1_opt_in", b));
+        }
+        if let Some(b) = self.shared_on_l1_path {
+            v.push(("shared_on_l1_path", b));
         }
         v
     }
@@ -395,6 +408,7 @@ impl Resolved {
         for (k, b) in o.flags() {
             match k {
                 "global_loads_cached_in_l1" => self.values.global_loads_cached_in_l1 = b,
+                "shared_on_l1_path" => self.values.shared_on_l1_path = b,
                 _ => self.values.global_l1_opt_in = b,
             }
             touched.push(k.to_string());

@@ -623,6 +623,18 @@ impl<'a> Compressor<'a> {
         }
     }
 
+    /// A shared access's path operation: on the load/store path where shared memory and the
+    /// L1 are one SRAM behind one data path (`shared_on_l1_path`: Fermi, Kepler, Volta and
+    /// later), so that its wavefronts queue with the global and local requests' lines; on the
+    /// shared path of its own on Maxwell and Pascal.
+    fn shared_path(&self, occupy: f64, latency: f64) -> SimOp {
+        if self.lat.shared_on_l1_path {
+            SimOp::Global { occupy, latency }
+        } else {
+            SimOp::Shared { occupy, latency }
+        }
+    }
+
     fn push(&mut self, op: SimOp) {
         self.joinable = false;
         self.out.push(op);
@@ -815,10 +827,8 @@ impl<'a> Compressor<'a> {
                         + f64::from(a.same_address_lanes.max(1) - 1)
                             * lat.shared_atomic_conflict_cycles)
                         .max(1.0);
-                    self.push(SimOp::Shared {
-                        occupy,
-                        latency: lat.shared_load + occupy,
-                    });
+                    let op = self.shared_path(occupy, lat.shared_load + occupy);
+                    self.push(op);
                     self.fence();
                 }
                 (_, Some(a)) if a.space == MemSpace::Shared => {
@@ -844,17 +854,12 @@ impl<'a> Compressor<'a> {
                     let cycles = banks.max(lanes).max(data);
                     let latency = lat.shared_load + cycles - 1.0;
                     if a.store {
-                        self.push(SimOp::Shared {
-                            occupy: cycles,
-                            latency,
-                        });
+                        let op = self.shared_path(cycles, latency);
+                        self.push(op);
                         // Later loads may read what it wrote: none moves above it.
                         self.fence();
                     } else {
-                        let path = SimOp::Shared {
-                            occupy: cycles,
-                            latency: cycles,
-                        };
+                        let path = self.shared_path(cycles, cycles);
                         self.load(op.instr, path, cycles, latency);
                     }
                 }
@@ -2626,13 +2631,52 @@ mod tests {
         let regs = [reg(0, NO_REG), reg(1, 0)];
         let hits = [cache::AccessHits::default()];
         // The load (holding the warp for its path cycles, then the reader's wait for its
-        // result, its scheduler free), then the reader.
+        // result, its scheduler free), then the reader. The load is on the load/store path
+        // where shared memory and the L1 are one SRAM (`shared_on_l1_path`), else on its own.
         match compress(&w, &regs, &hits, &lat, &Costs::new(4, 0.0, 1.0))[..] {
-            [SimOp::Shared { occupy, latency }, SimOp::Comp { latency: add, .. }] => {
+            [SimOp::Shared { occupy, latency }, SimOp::Comp { latency: add, .. }]
+                if !lat.shared_on_l1_path =>
+            {
+                (occupy, latency + add - lat.fp32)
+            }
+            [SimOp::Global { occupy, latency }, SimOp::Comp { latency: add, .. }]
+                if lat.shared_on_l1_path =>
+            {
                 (occupy, latency + add - lat.fp32)
             }
             ref ops => panic!("{ops:?}"),
         }
+    }
+
+    #[test]
+    fn shared_memory_shares_the_load_store_path_where_it_is_one_sram_with_the_l1() {
+        // The whitepapers: Fermi and Kepler configure one 64 KB SRAM as shared memory and L1,
+        // Volta and later combine them again; Maxwell and Pascal have a dedicated shared
+        // memory beside the L1/texture cache.
+        let on_l1 = |device: &str| {
+            let d = crate::device::catalogue::find(device).unwrap();
+            crate::device::latencies::for_device(d)
+                .unwrap()
+                .values
+                .shared_on_l1_path
+        };
+        for d in [
+            "Tesla K20c",
+            "GTX 680",
+            "Tesla V100 PCIe",
+            "RTX 2080 Ti",
+            "RTX 3090",
+        ] {
+            assert!(on_l1(d), "{d}");
+        }
+        for d in ["GTX 970", "GTX Titan X", "TITAN Xp", "Tesla P100 PCIe 16GB"] {
+            assert!(!on_l1(d), "{d}");
+        }
+        // So a shared access and a global request of one warp queue on one path on Kepler:
+        // the same round of one shared load then one global load takes both holds there, and
+        // overlaps them on Maxwell (shared_access_cost asserts which path each one takes).
+        assert_eq!(shared_load_cost("Tesla K20c", 1).0, 1.0);
+        assert_eq!(shared_load_cost("GTX 970", 1).0, 1.0);
     }
 
     #[test]
@@ -2685,8 +2729,9 @@ mod tests {
         // Eight active lanes take one clock of the units and one wavefront of the banks.
         let mut eight = load_access(MemSpace::Shared, 1, 0, 1);
         eight.lanes = 8;
+        // (GA10x's shared memory is on the load/store path, one SRAM with the L1.)
         match one_load("RTX 3090", eight, false)[..] {
-            [SimOp::Shared { occupy, .. }] => assert_eq!(occupy, 1.0),
+            [SimOp::Global { occupy, .. }] => assert_eq!(occupy, 1.0),
             ref ops => panic!("{ops:?}"),
         }
         // GP100 has 16 LD/ST units per SM (two blocks of 8) and 128 B/clk banks; GP102 has 32.
