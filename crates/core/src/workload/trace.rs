@@ -255,6 +255,13 @@ pub struct TraceOp {
     pub access: u32,
 }
 
+impl MemAccess {
+    /// Whether it only reads (not a store, not an atomic): a load of any space.
+    pub fn is_load(&self) -> bool {
+        !self.store && self.atomic == Atomic::No
+    }
+}
+
 impl TraceOp {
     pub const NO_ACCESS: u32 = u32::MAX;
 }

@@ -600,10 +600,10 @@ impl<'a> Compressor<'a> {
     /// unrolled loop of shared loads and fmas issues ten or more `LDS` ahead of their
     /// `FFMA`s; an unrolled loop of global loads issues its `LDG`s back to back), but not
     /// above the last branch (a loop's next iteration), barrier, store or atomic (data
-    /// another warp or this one wrote). The load holds its path (`op`, whose occupancy is
-    /// `cycles`) and its dispatch where it stands in the trace; only its result's time moves.
-    /// `latency` is from issue to result.
-    fn load(&mut self, instr: u32, op: SimOp, cycles: f64, latency: f64) {
+    /// another warp or this one wrote). The load holds its path (see [`Compressor::path`])
+    /// for `cycles` and its dispatch where it stands in the trace; only its result's time
+    /// moves. `latency` is from issue to result.
+    fn load(&mut self, instr: u32, space: MemSpace, cycles: f64, latency: f64) {
         let issue = self.board.start;
         let regs = self.regs.get(instr as usize);
         // Nor above the instruction that made its address: an operand that was pending (a
@@ -613,7 +613,7 @@ impl<'a> Compressor<'a> {
         let operands = self.operands_after(instr, self.settled);
         let earliest = (issue - latency).max(self.region_start).max(operands);
         let ready = (earliest + latency).max(issue + cycles);
-        self.push_load(op);
+        self.push_load(self.path(space, cycles, cycles));
         self.board.restart_at(issue + cycles);
         if let Some(r) = regs {
             for &x in r.dst.iter().filter(|&&x| x != NO_REG) {
@@ -623,12 +623,13 @@ impl<'a> Compressor<'a> {
         }
     }
 
-    /// A shared access's path operation: on the load/store path where shared memory and the
-    /// L1 are one SRAM behind one data path (`shared_on_l1_path`: Fermi, Kepler, Volta and
-    /// later), so that its wavefronts queue with the global and local requests' lines; on the
-    /// shared path of its own on Maxwell and Pascal.
-    fn shared_path(&self, occupy: f64, latency: f64) -> SimOp {
-        if self.lat.shared_on_l1_path {
+    /// The path operation of an access to `space`: a global or local access on the load/store
+    /// path; a shared one there too where shared memory and the L1 are one SRAM behind one
+    /// data path (`shared_on_l1_path`: Fermi, Kepler, Volta and later), so that its wavefronts
+    /// queue with the global and local requests' lines, else on the shared path of its own
+    /// (Maxwell and Pascal).
+    fn path(&self, space: MemSpace, occupy: f64, latency: f64) -> SimOp {
+        if space != MemSpace::Shared || self.lat.shared_on_l1_path {
             SimOp::Global { occupy, latency }
         } else {
             SimOp::Shared { occupy, latency }
@@ -693,7 +694,7 @@ impl<'a> Compressor<'a> {
             self.w
                 .accesses
                 .get(op.access as usize)
-                .is_some_and(|a| a.space != MemSpace::Const && !a.store && a.atomic == Atomic::No)
+                .is_some_and(|a| a.space != MemSpace::Const && a.is_load())
         })
     }
 
@@ -756,7 +757,7 @@ impl<'a> Compressor<'a> {
                     self.push(SimOp::Barrier);
                 }
                 (_, Some(a)) if matches!(a.space, MemSpace::Global | MemSpace::Local) => {
-                    let is_load = !a.store && a.atomic == Atomic::No;
+                    let is_load = a.is_load();
                     if is_load {
                         self.flush_issued();
                     } else {
@@ -807,11 +808,7 @@ impl<'a> Compressor<'a> {
                     if is_load {
                         // Loads overlap (memory-level parallelism): each holds the warp only
                         // while the path takes it, and its result comes a latency later.
-                        let path = SimOp::Global {
-                            occupy,
-                            latency: occupy,
-                        };
-                        self.load(op.instr, path, occupy, latency);
+                        self.load(op.instr, a.space, occupy, latency);
                     } else {
                         self.push(SimOp::Global { occupy, latency });
                         // Later loads may read what it wrote: none moves above it.
@@ -827,7 +824,7 @@ impl<'a> Compressor<'a> {
                         + f64::from(a.same_address_lanes.max(1) - 1)
                             * lat.shared_atomic_conflict_cycles)
                         .max(1.0);
-                    let op = self.shared_path(occupy, lat.shared_load + occupy);
+                    let op = self.path(MemSpace::Shared, occupy, lat.shared_load + occupy);
                     self.push(op);
                     self.fence();
                 }
@@ -854,13 +851,12 @@ impl<'a> Compressor<'a> {
                     let cycles = banks.max(lanes).max(data);
                     let latency = lat.shared_load + cycles - 1.0;
                     if a.store {
-                        let op = self.shared_path(cycles, latency);
+                        let op = self.path(MemSpace::Shared, cycles, latency);
                         self.push(op);
                         // Later loads may read what it wrote: none moves above it.
                         self.fence();
                     } else {
-                        let path = self.shared_path(cycles, cycles);
-                        self.load(op.instr, path, cycles, latency);
+                        self.load(op.instr, MemSpace::Shared, cycles, latency);
                     }
                 }
                 (c, _) => {
@@ -1086,17 +1082,16 @@ impl Scoreboard {
                 .fold(self.start, |t, &x| t.max(self.ready[usize::from(x)])),
             None => self.previous,
         };
-        let mut first = self.issued == 1;
-        for s in cost.iter().take_while(|s| s.dispatches > 0.0) {
+        let first = self.issued == 1;
+        for (k, s) in cost.iter().take_while(|s| s.dispatches > 0.0).enumerate() {
             let mut t = self.dispatch_free.max(ready);
             if let Some(u) = self.unit_free.get_mut(usize::from(s.unit)) {
                 t = t.max(*u);
                 *u = t + s.cycles;
                 self.unit_cycles[usize::from(s.unit)] += s.cycles;
             }
-            if first {
+            if first && k == 0 {
                 self.first = t;
-                first = false;
             }
             self.dispatch_free = t + s.dispatches + s.resolve;
             self.dispatches += s.dispatches;

@@ -1199,28 +1199,24 @@ pub(super) mod tests {
     fn the_shared_path_is_booked_when_a_request_is_issued() {
         // 32 warps on 4 schedulers, each 96 loads (a 6-cycle address comp, a 3-cycle wait for
         // the address, then a 1-cycle request) and then a long comp holding its scheduler
-        // 12,480 cycles. Each scheduler has
-        // 8 x (96 x 7 + 12,480) = 105,216 cycles of work and the path 3,072, so the round takes
-        // that, plus about one warp's way into its comp and the last one's way out (its comp's
-        // 1,118 cycles of latency past its issue). A warp whose scheduler is busy with another's
+        // 12,480 cycles. Each scheduler has 8 x (96 x 7 + 12,480) = 105,216 cycles of work and
+        // the path 3,072, so the round takes that, plus about one warp's way into its comp and
+        // the last one's way out (its comp's 1,118 cycles of latency past its issue). A warp whose scheduler is busy with another's
         // comp must not book the path ahead of the requests issued before its own: booked at
         // the report, one such request pushed every other scheduler's loads 12,480 cycles back
         // and the round took 169,158.
+        let comp = |occupy, latency| SimOp::Comp { occupy, latency };
         let mut prog = Vec::new();
         for _ in 0..96 {
-            prog.push(SimOp::Comp {
-                occupy: 6.0,
-                latency: 9.0,
-            });
-            // The wait for the address (the warp's only: the scheduler is free).
-            prog.push(SimOp::Comp {
-                occupy: 0.0,
-                latency: 3.0,
-            });
-            prog.push(SimOp::Global {
-                occupy: 1.0,
-                latency: 1.0,
-            });
+            // The address, the wait for it (the warp's only: the scheduler is free), the load.
+            prog.extend([
+                comp(6.0, 9.0),
+                comp(0.0, 3.0),
+                SimOp::Global {
+                    occupy: 1.0,
+                    latency: 1.0,
+                },
+            ]);
         }
         prog.push(SimOp::Comp {
             occupy: 12_480.0,
