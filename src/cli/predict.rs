@@ -121,9 +121,10 @@ pub struct PredictArgs {
     /// on this machine; else 32 registers are assumed).
     #[arg(long, value_name = "LOG")]
     pub resources: Option<PathBuf>,
-    /// What a pointer argument points to: NAME=SPEC with SPEC const:V, iota[:START[:STEP]],
-    /// uniform:LO:HI[:SEED] or file:PATH (.txt/.csv: text numbers; else raw little-endian
-    /// bytes); loads from it return those values (repeatable).
+    /// What a pointer argument (or a module's `__constant__`/`__device__` array, by name)
+    /// holds: NAME=SPEC with SPEC const:V, iota[:START[:STEP]], uniform:LO:HI[:SEED] or
+    /// file:PATH (.txt/.csv: text numbers; else raw little-endian bytes); loads from it return
+    /// those values (repeatable).
     #[arg(long = "data", value_name = "NAME=SPEC")]
     pub data: Vec<String>,
     /// Most instructions one warp may issue before the emulation stops with an error.

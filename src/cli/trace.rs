@@ -37,9 +37,10 @@ pub struct TraceArgs {
     /// NAME+OFFSET=VALUE gives the field at byte OFFSET of a struct passed by value.
     #[arg(long = "arg", value_name = "NAME=VALUE")]
     pub args: Vec<String>,
-    /// What a pointer argument points to: NAME=SPEC with SPEC const:V, iota[:START[:STEP]],
-    /// uniform:LO:HI[:SEED] or file:PATH (.txt/.csv: text numbers; else raw little-endian
-    /// bytes); loads from it return those values (repeatable).
+    /// What a pointer argument (or a module's `__constant__`/`__device__` array, by name)
+    /// holds: NAME=SPEC with SPEC const:V, iota[:START[:STEP]], uniform:LO:HI[:SEED] or
+    /// file:PATH (.txt/.csv: text numbers; else raw little-endian bytes); loads from it return
+    /// those values (repeatable).
     #[arg(long = "data", value_name = "NAME=SPEC")]
     pub data: Vec<String>,
     /// Read data the emulation cannot know in the cheapest legal way (conditional code skipped,

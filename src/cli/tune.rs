@@ -92,7 +92,8 @@ pub struct TuneArgs {
     /// Repeatable.
     #[arg(long = "define", value_name = "K=V")]
     pub defines: Vec<String>,
-    /// What a buffer holds: NAME=const:V, iota[:START[:STEP]], uniform:LO:HI[:SEED] or
+    /// What a buffer holds (a pointer argument, or a `__constant__`/`__device__` array the
+    /// source declares): NAME=const:V, iota[:START[:STEP]], uniform:LO:HI[:SEED] or
     /// file:PATH. Repeatable.
     #[arg(long = "data", value_name = "NAME=SPEC")]
     pub data: Vec<String>,

@@ -605,3 +605,90 @@ fn every_fixture_kernel_emulates_without_panicking() {
     }
     assert!(ran >= 40, "only {ran} emulations ran");
 }
+
+/// A kernel reading its divisor from a `__constant__` table the host fills by name (`table`,
+/// four floats), as the pnpoly tuning kernel reads its polygon: the loop divides by the table's
+/// second entry and skips a store when that entry is zero.
+const CONST_TABLE: &str = r#"
+.version 7.0
+.target sm_75
+.address_size 64
+.const .align 4 .b8 table[16];
+.visible .entry by_table(.param .u64 out)
+{
+    .reg .pred %p<2>;
+    .reg .f32 %f<4>;
+    .reg .b64 %rd<4>;
+    ld.param.u64 %rd1, [out];
+    mov.u64 %rd2, table;
+    add.s64 %rd3, %rd2, 4;
+    ld.const.f32 %f1, [%rd3];
+    mov.f32 %f2, 0f3F800000;
+    div.rn.f32 %f3, %f2, %f1;
+    setp.eq.f32 %p1, %f1, 0f00000000;
+    @%p1 bra DONE;
+    st.global.f32 [%rd1], %f3;
+DONE:
+    ret;
+}
+"#;
+
+/// `by_table` on one warp, with `hint` as `(NAME, SPEC)` when given.
+fn by_table(hint: Option<(&str, &str)>) -> kerneltime::Result<Emulation> {
+    use kerneltime::emulate::{emulate_with, BufferHint, DataSpec};
+    let (m, _) = parse(CONST_TABLE);
+    let args = KernelArg::parse_all(&["out=1048576"])?;
+    let data = match hint {
+        Some((name, spec)) => vec![BufferHint {
+            param: name.into(),
+            hint: DataSpec::parse("data", spec)?.load(None)?,
+        }],
+        None => vec![],
+    };
+    let launch = LaunchDims {
+        grid: [1, 1, 1],
+        block: [32, 1, 1],
+    };
+    emulate_with(&m, "by_table", launch, &args, &data, Options::default())
+}
+
+#[test]
+fn a_hinted_constant_table_makes_divides_and_branches_exact() {
+    use kerneltime::workload::trace::LatencyClass;
+    let classes =
+        |e: &Emulation| -> Vec<LatencyClass> { e.warps[0].ops.iter().map(|o| o.latency).collect() };
+    let stores = |e: &Emulation| e.warps[0].accesses.iter().filter(|a| a.store).count();
+    // Without a hint the table is whatever the host copied there: the divide is taken as an
+    // ordinary one, the branch depends on unknown data and both paths run.
+    let e = by_table(None).unwrap();
+    assert!(classes(&e).contains(&LatencyClass::Fp32Divide));
+    assert_eq!(e.warps[0].data_dependent_branches, 1);
+    assert_eq!(stores(&e), 1);
+    // A zero table (a __constant__ array nobody filled): 1/0 takes ptxas's slow path and the
+    // store is skipped for certain.
+    let e = by_table(Some(("table", "const:0"))).unwrap();
+    assert!(classes(&e).contains(&LatencyClass::Fp32DivideSlow));
+    assert!(!classes(&e).contains(&LatencyClass::Fp32Divide));
+    assert_eq!(e.warps[0].data_dependent_branches, 0);
+    assert_eq!(stores(&e), 0);
+    assert!(
+        e.notes
+            .iter()
+            .any(|n| n.contains("module variable `table`")),
+        "{:?}",
+        e.notes
+    );
+    // A table of twos: 1/2 stays on the fast path and the store runs.
+    let e = by_table(Some(("table", "const:2"))).unwrap();
+    assert!(classes(&e).contains(&LatencyClass::Fp32Divide));
+    assert_eq!(e.warps[0].data_dependent_branches, 0);
+    assert_eq!(stores(&e), 1);
+    // A name that is neither a parameter nor a module variable is an error naming both kinds.
+    let err = by_table(Some(("tabel", "const:0")))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("`tabel` names neither a parameter") && err.contains("(table)"),
+        "{err}"
+    );
+}

@@ -723,6 +723,19 @@ impl<'m> Layout<'m> {
     }
 }
 
+/// Where the emulator places a module variable of the constant or global space that kernel
+/// `entry` can read (its first byte's address, its size in bytes), by its PTX name; None for
+/// another space or an unknown name. The addresses are those the decoder gives the variable's
+/// name in `entry`'s instructions.
+pub fn module_variable(m: &Module, entry: &Function, name: &str) -> Option<(u64, u64)> {
+    let v = m
+        .variables
+        .iter()
+        .find(|v| v.name == name && matches!(v.space.as_str(), "const" | "global"))?;
+    let at = *Layout::new(m, entry).module.get(v.name.as_str())?;
+    Some((at, v.size_bytes().unwrap_or(0)))
+}
+
 /// Size of a parameter in bytes (`.param .align 8 .b8 p[16]` -> 16; `.reg .v2 .u32 x` -> 8).
 fn param_bytes(p: &Param) -> u64 {
     let elem = type_size_bytes(&p.ty).unwrap_or(8);

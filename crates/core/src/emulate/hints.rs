@@ -8,8 +8,9 @@
 //! (a `ld.global.f32` reads floats, a `ld.global.u8` bytes), element `i` being the one at byte
 //! offset `i * size` from the buffer's base (the argument's address). The text form, one per
 //! pointer parameter, is `NAME=SPEC` ([`DataArg`]) with NAME as for `--arg` (PTX name, name
-//! without the kernel prefix, or position; `tune` also takes the source's parameter names) and
-//! SPEC ([`DataSpec`]) one of:
+//! without the kernel prefix, or position; `tune` also takes the source's parameter names) or
+//! the name of a module variable of the constant or global space (a `__constant__` array the
+//! host fills by name; unhinted, its contents are unknown) and SPEC ([`DataSpec`]) one of:
 //!
 //! - `const:V` — every element is V;
 //! - `iota[:START[:STEP]]` — element `i` is `START + i * STEP` (defaults 0 and 1);

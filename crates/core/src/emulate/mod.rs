@@ -406,7 +406,47 @@ pub fn emulate_with(
     let mut notes = Vec::new();
     let mut globals = Vec::new();
     for h in data {
-        let k = param_index(f, &h.param, "data")?;
+        // A name that is no parameter may be a module variable: a `__constant__` or
+        // `__device__` array the host fills before the launch (`cudaMemcpyToSymbol`).
+        let k = match param_index(f, &h.param, "data") {
+            Ok(k) => k,
+            Err(e) => {
+                let Some((base, size)) = decode::module_variable(m, f, h.param.trim()) else {
+                    let vars: Vec<&str> = m
+                        .variables
+                        .iter()
+                        .filter(|v| matches!(v.space.as_str(), "const" | "global"))
+                        .map(|v| v.name.as_str())
+                        .collect();
+                    if vars.is_empty() {
+                        return Err(e);
+                    }
+                    let params: Vec<&str> = f.params.iter().map(|p| p.name.as_str()).collect();
+                    return Err(Error::invalid(
+                        "data",
+                        format!(
+                            "`{}` names neither a parameter of kernel `{}` (by name or position 0..{}: {}) nor a constant or global variable of the module ({})",
+                            h.param.trim(),
+                            f.name,
+                            params.len(),
+                            params.join(", "),
+                            vars.join(", ")
+                        ),
+                    ));
+                };
+                notes.push(format!(
+                    "data hint: loads from the module variable `{}` ({size} bytes) read {}",
+                    h.param.trim(),
+                    h.hint.describe()
+                ));
+                globals.push(GlobalHint {
+                    base,
+                    end: base.saturating_add(size.max(1)),
+                    hint: h.hint.clone(),
+                });
+                continue;
+            }
+        };
         let p = &f.params[k];
         let address_type = if address_bits == 32 {
             matches!(p.ty.as_str(), "u32" | "b32" | "s32")

@@ -567,6 +567,12 @@ impl<'a> Emulator<'a> {
                         self.set_unknown(&d.dst, exec);
                     }
                     _ => {
+                        let mut op = op;
+                        if d.latency == LatencyClass::Fp32Divide
+                            && self.divide_takes_slow_path(d, exec, block, warp)
+                        {
+                            op.latency = LatencyClass::Fp32DivideSlow;
+                        }
                         st.trace.ops.push(op);
                         self.arith(d, exec, guard_unknown, block, warp);
                     }
@@ -613,6 +619,27 @@ impl<'a> Emulator<'a> {
             .iter()
             .find(|g| (g.base..g.end).contains(&addr))?;
         g.hint.value_at(addr - g.base, ty, elem_bytes)
+    }
+
+    /// Whether an IEEE fp32 divide takes ptxas's slow path for a lane, by what is known of its
+    /// operands (see [`fp32_divide_is_slow`]); an unknown operand is taken to be an ordinary one.
+    fn divide_takes_slow_path(&self, d: &DInst, exec: u32, block: [u32; 3], warp: u32) -> bool {
+        let (a, b) = (
+            self.view(d.srcs[0], d.ty, block, warp),
+            self.view(d.srcs[1], d.ty, block, warp),
+        );
+        let value = |v: &View, l: usize| {
+            (v.known() & (1 << l) != 0).then(|| f32::from_bits(v.get(l) as u32))
+        };
+        let mut m = exec & (a.known() | b.known());
+        while m != 0 {
+            let l = m.trailing_zeros() as usize;
+            m &= m - 1;
+            if fp32_divide_is_slow(value(&a, l), value(&b, l)) {
+                return true;
+            }
+        }
+        false
     }
 
     /// A load, store or atomic: the lanes' addresses, the memory touched, the values moved, and
@@ -872,7 +899,8 @@ impl<'a> Emulator<'a> {
             };
             let mut vals = [0u64; WARP];
             let mut ok = 0u32;
-            if e < elems && (space != MemSpace::Global || !self.globals.is_empty()) {
+            let hinted_space = matches!(space, MemSpace::Global | MemSpace::Const);
+            if e < elems && (!hinted_space || !self.globals.is_empty()) {
                 let mut m = exec & known & !gu;
                 while m != 0 {
                     let l = m.trailing_zeros() as usize;
@@ -881,8 +909,7 @@ impl<'a> Emulator<'a> {
                     let v = match space {
                         MemSpace::Shared => self.shared.read(eb, |k| a.wrapping_add(k)),
                         MemSpace::Local => st.local.read(eb, |k| local_byte(a, l as u64, k)),
-                        MemSpace::Global => self.hinted(a, d.ty, eb),
-                        MemSpace::Const => None,
+                        MemSpace::Global | MemSpace::Const => self.hinted(a, d.ty, eb),
                     };
                     if let Some(v) = v {
                         vals[l] = if d.ty.signed && !d.ty.float {
@@ -1037,6 +1064,32 @@ impl<'a> Emulator<'a> {
 }
 
 /// The most lanes on one address and the number of distinct addresses among the `known` lanes.
+/// Whether `a / b` (IEEE fp32, round to nearest) leaves ptxas's fast path. ptxas compiles
+/// `div.rn.f32` to a reciprocal seed (`MUFU.RCP`), an fma refinement and `FCHK`, a range check
+/// of both operands that branches to a subroutine for the operands the refinement cannot round
+/// correctly (seen in the sm_75 and sm_86 SASS of the project's builds: the subroutine tests
+/// for zero, infinite and NaN operands first and rescales extreme exponents). Taken as slow: a
+/// divisor that is zero, subnormal, infinite or NaN; a dividend that is infinite, NaN or
+/// subnormal; a quotient whose exponent leaves the normal range. A zero dividend over a normal
+/// divisor stays on the fast path (its refinement is exact). An unknown operand (None) is taken
+/// to be an ordinary one: only what is known of the other decides.
+pub(super) fn fp32_divide_is_slow(a: Option<f32>, b: Option<f32>) -> bool {
+    if b.is_some_and(|b| !b.is_normal())
+        || a.is_some_and(|a| !a.is_finite() || (a != 0.0 && !a.is_normal()))
+    {
+        return true;
+    }
+    let (Some(a), Some(b)) = (a, b) else {
+        return false;
+    };
+    if a == 0.0 {
+        return false;
+    }
+    let exponent = |x: f32| ((x.to_bits() >> 23) & 0xff) as i32;
+    let quotient = exponent(a) - exponent(b);
+    !(-125..=126).contains(&quotient)
+}
+
 fn same_address(lane_addr: &[u64; WARP], known: u32) -> (u32, u32) {
     let mut a: Vec<u64> = (0..WARP)
         .filter(|&l| known >> l & 1 == 1)
@@ -1062,4 +1115,32 @@ pub fn local_sector_address(offset: u64, lane: u64, w: &WarpTrace, l: LaunchDims
     let uid =
         (w.block_linear * u64::from(l.warps_per_block()) + u64::from(w.warp)) & ((1 << 26) - 1);
     (1 << 63) | (uid << 37) | ((offset & 0xffff_fffc) * WARP as u64 + lane * 4)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fp32_divide_is_slow as slow;
+
+    #[test]
+    fn the_divide_leaves_the_fast_path_for_the_operands_fchk_refuses() {
+        // Ordinary operands, and a zero dividend over a normal divisor: the fast path.
+        assert!(!slow(Some(1.0), Some(3.0)));
+        assert!(!slow(Some(-7.5e20), Some(2.5e-12)));
+        assert!(!slow(Some(0.0), Some(3.0)));
+        // A zero, subnormal, infinite or NaN divisor; an infinite, NaN or subnormal dividend.
+        for b in [0.0, -0.0, 1e-40, f32::INFINITY, f32::NAN] {
+            assert!(slow(Some(1.0), Some(b)), "divisor {b}");
+        }
+        for a in [f32::INFINITY, f32::NAN, 1e-40] {
+            assert!(slow(Some(a), Some(1.0)), "dividend {a}");
+        }
+        // Quotients out of the normal range: 2^100 / 2^-100 = 2^200, 2^-100 / 2^100 = 2^-200.
+        assert!(slow(Some(2f32.powi(100)), Some(2f32.powi(-100))));
+        assert!(slow(Some(2f32.powi(-100)), Some(2f32.powi(100))));
+        // What is known decides alone: a zero divisor is slow whatever the dividend; an unknown
+        // divisor of an ordinary dividend is taken as ordinary.
+        assert!(slow(None, Some(0.0)));
+        assert!(!slow(Some(1.0), None));
+        assert!(!slow(None, None));
+    }
 }

@@ -139,7 +139,7 @@ pub fn unit_rate(lat: &Latencies, c: LatencyClass) -> Option<f64> {
         // An IEEE sequence's seed is one special-function instruction; the fp32 divide's range
         // check (`FCHK`) is a second (its fma chain is not counted: a bound may only be low).
         LatencyClass::Fp32Sequence | LatencyClass::Fp64Sequence => lat.sfu_per_clk_sm,
-        LatencyClass::Fp32Divide => lat.sfu_per_clk_sm / 2.0,
+        LatencyClass::Fp32Divide | LatencyClass::Fp32DivideSlow => lat.sfu_per_clk_sm / 2.0,
         LatencyClass::Convert => lat.convert_per_clk_sm,
         LatencyClass::Convert64 => lat.convert64_per_clk_sm,
         _ => return None,
@@ -152,9 +152,10 @@ pub fn unit_rate(lat: &Latencies, c: LatencyClass) -> Option<f64> {
 fn unit_of(c: LatencyClass) -> LatencyClass {
     match c {
         LatencyClass::Branch | LatencyClass::Shift | LatencyClass::Compare => LatencyClass::Int,
-        LatencyClass::Fp32Sequence | LatencyClass::Fp32Divide | LatencyClass::Fp64Sequence => {
-            LatencyClass::Special
-        }
+        LatencyClass::Fp32Sequence
+        | LatencyClass::Fp32Divide
+        | LatencyClass::Fp32DivideSlow
+        | LatencyClass::Fp64Sequence => LatencyClass::Special,
         c => c,
     }
 }

@@ -74,6 +74,9 @@ fn latency_of(l: &Latencies, c: LatencyClass) -> f64 {
         LatencyClass::Fp32Sequence | LatencyClass::Fp32Divide => {
             trace_sim::sequence_latency(l, false)
         }
+        LatencyClass::Fp32DivideSlow => {
+            trace_sim::sequence_latency(l, false) + trace_sim::SlowDivide::CHAIN * l.int + l.special
+        }
         LatencyClass::Fp64Sequence => trace_sim::sequence_latency(l, true),
         LatencyClass::Convert => l.convert,
         LatencyClass::Param => l.const_,

@@ -412,6 +412,13 @@ fn names_param(m: &Module, entry: &str, name: &str) -> bool {
         || name.parse::<usize>().is_ok_and(|k| k < f.params.len())
 }
 
+/// Whether `name` is a variable of the module's constant or global space.
+fn names_variable(m: &Module, name: &str) -> bool {
+    m.variables
+        .iter()
+        .any(|v| v.name == name && matches!(v.space.as_str(), "const" | "global"))
+}
+
 #[allow(clippy::too_many_arguments)]
 fn run_job(
     members: &[usize],
@@ -469,18 +476,24 @@ fn run_job(
             r.notes
                 .push(format!("entry `{}` is the PTX kernel `{entry}`", c.entry));
         }
+        // A data hint may also describe a module variable (a `__constant__` array).
         let bad: Vec<&str> = c
             .data
             .iter()
             .map(|h| h.param.as_str())
-            .chain(c.mapped_host.iter().map(String::as_str))
-            .filter(|n| !names_param(module, &entry, n))
+            .filter(|n| !names_param(module, &entry, n) && !names_variable(module, n))
+            .chain(
+                c.mapped_host
+                    .iter()
+                    .map(String::as_str)
+                    .filter(|n| !names_param(module, &entry, n)),
+            )
             .collect();
         if !bad.is_empty() {
             r.fail_all(
                 reason::BAD_CASE,
                 &format!(
-                    "`{}` names no parameter of kernel `{entry}`",
+                    "`{}` names no parameter of kernel `{entry}` (nor, for a data hint, a constant or global variable of its module)",
                     bad.join("`, `")
                 ),
             );

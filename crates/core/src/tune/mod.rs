@@ -312,7 +312,7 @@ pub fn tune(req: &TuneRequest, progress: &dyn Progress) -> Result<TuneReport> {
         .iter()
         .map(|d| (!launcher.mapped_host.is_empty()).then(|| host_link(d, req.host_link_gbs)))
         .collect();
-    let (data_hints, data, hint_notes) = load_hints(spec, &launcher, &req.overrides.data)?;
+    let (data_hints, data, hint_notes) = load_hints(spec, &launcher, &req.overrides.data, &source)?;
     let device_keys: Vec<String> = req
         .devices
         .iter()
@@ -391,11 +391,13 @@ pub fn tune(req: &TuneRequest, progress: &dyn Progress) -> Result<TuneReport> {
 /// spec's folder), each replaced by the caller's hint for the same parameter (files relative
 /// to the working directory). A caller's hint that names no parameter is an error; a spec
 /// fill that names none is left out with a note (a spec may list buffers the kernel does not
-/// take as parameters).
+/// take as parameters). A caller's hint may also name a `__constant__` or `__device__` variable
+/// the source declares; it is passed on by name (the emulator finds the PTX variable).
 fn load_hints(
     spec: &TuneSpec,
     launcher: &Launcher,
     given: &[DataArg],
+    source: &str,
 ) -> Result<(Vec<DataArg>, Vec<BufferHint>, Vec<String>)> {
     let spec_dir = Path::new(&spec.origin).parent();
     let kernel = &spec.kernel.name;
@@ -407,6 +409,15 @@ fn load_hints(
     for (h, base, is_fill) in from_spec.chain(given.iter().map(|h| (h.clone(), None, false))) {
         let p = match launcher.find_param(&h.param, "data", kernel) {
             Ok(p) => p,
+            Err(_) if !is_fill && declares_variable(source, h.param.trim()) => {
+                let hint = h.spec.load(base)?;
+                let loaded = BufferHint {
+                    param: h.param.trim().to_string(),
+                    hint,
+                };
+                out.push((usize::MAX, h, loaded));
+                continue;
+            }
             Err(_) if is_fill => {
                 notes.push(format!(
                     "argument `{}`: its fill {} names no parameter of kernel `{kernel}`; not used",
@@ -426,6 +437,19 @@ fn load_hints(
     }
     let (written, loaded) = out.into_iter().map(|(_, h, b)| (h, b)).unzip();
     Ok((written, loaded, notes))
+}
+
+/// Whether a CUDA or OpenCL source declares `name` as a device variable a host fills by name:
+/// a `__constant__` or `__device__` (CUDA) or `__constant` (OpenCL) declaration naming it.
+fn declares_variable(source: &str, name: &str) -> bool {
+    let is_word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    !name.is_empty()
+        && source.lines().any(|line| {
+            (line.contains("__constant") || line.contains("__device__"))
+                && line.match_indices(name).any(|(i, _)| {
+                    !line[..i].ends_with(is_word) && !line[i + name.len()..].starts_with(is_word)
+                })
+        })
 }
 
 /// Gives every `ok` row its rank on its device: by predicted time, ties by configuration order.
@@ -974,5 +998,20 @@ mod tests {
             e.contains("no kernel `cn_pnpol`") && e.contains("other"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn constant_and_device_arrays_are_found_by_name() {
+        let src = "#define VERTICES 600\n__constant__ float2 d_vertices[VERTICES];\n\
+                   __device__ int counter;\n__constant float lut[4];\n\
+                   __global__ void k(float2 *d_vertices_copy) {}\n";
+        assert!(declares_variable(src, "d_vertices"));
+        assert!(declares_variable(src, "counter"));
+        assert!(declares_variable(src, "lut"));
+        // A longer name holding it, a kernel parameter, or nothing at all is not one.
+        assert!(!declares_variable(src, "d_vert"));
+        assert!(!declares_variable(src, "d_vertices_copy"));
+        assert!(!declares_variable(src, "points"));
+        assert!(!declares_variable(src, ""));
     }
 }

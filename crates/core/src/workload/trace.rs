@@ -73,11 +73,16 @@ pub enum LatencyClass {
     /// `setp.CmpOp.BoolOp` form) and a constant load at a fixed address (a constant-bank
     /// operand, `c[0x3][0x10]`). It costs nothing; its result is ready with its operands.
     Folded,
+    /// An IEEE fp32 divide whose operands the emulator knows to fail `FCHK`'s range check for
+    /// some lane (a zero, subnormal, infinite or NaN divisor, an infinite or NaN dividend, or a
+    /// quotient out of the normal range): [`LatencyClass::Fp32Divide`]'s sequence, then the call
+    /// to ptxas's slow-path subroutine that handles such operands with integer code.
+    Fp32DivideSlow,
 }
 
 impl LatencyClass {
     /// Every class, in declaration order: `ALL[c as usize] == c`.
-    pub const ALL: [LatencyClass; 27] = [
+    pub const ALL: [LatencyClass; 28] = [
         LatencyClass::Int,
         LatencyClass::IntMul,
         LatencyClass::Fp32,
@@ -105,6 +110,7 @@ impl LatencyClass {
         LatencyClass::Shift,
         LatencyClass::Compare,
         LatencyClass::Folded,
+        LatencyClass::Fp32DivideSlow,
     ];
 
     /// Whether the instruction is one of SASS's own (not [`LatencyClass::Folded`] into another).
@@ -388,6 +394,9 @@ mod tests {
             assert_eq!(*c as usize, i, "{c:?}");
         }
         // The last declared class closes the list: no class lies past it.
-        assert_eq!(LatencyClass::Folded as usize + 1, LatencyClass::ALL.len());
+        assert_eq!(
+            LatencyClass::Fp32DivideSlow as usize + 1,
+            LatencyClass::ALL.len()
+        );
     }
 }

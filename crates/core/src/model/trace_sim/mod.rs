@@ -224,6 +224,32 @@ pub const FP32_SEQUENCE_FMAS: f64 = 5.0;
 /// The same for fp64: `MUFU.RCP64H`, then eight dependent `DFMA`/`DMUL` (sm_86).
 pub const FP64_SEQUENCE_FMAS: f64 = 8.0;
 
+/// ptxas's slow path of an IEEE fp32 divide (`div.rn.f32`) for a zero, infinite or NaN operand,
+/// as the sm_86 SASS of the project's build of the pnpoly tuning kernel executes it (CUDA 13.5
+/// ptxas, read with cuobjdump; the sm_75 subroutine is the same): the call (two moves and
+/// `CALL`), the exponent extraction and range test (`SHF` x2, `LOP3` x2, `IADD3` x2, `ISETP` x2,
+/// a predicated `MOV`, a branch), the NaN test (`FSETP` x2, `PLOP3`, a branch), the zero test
+/// (`LOP3`, a branch), the result (`MUFU.RSQ` of a NaN, a branch) and the return (two moves,
+/// `RET`): 24 instructions. A quotient out of range takes the longer rescaling path (about 70
+/// instructions); it is counted as this one.
+pub struct SlowDivide;
+
+impl SlowDivide {
+    /// Every instruction of the path.
+    pub const DISPATCHES: f64 = 24.0;
+    /// Those on the integer unit: the 14 integer, compare and predicate instructions and the 6
+    /// branches (the model's branches take the integer unit); three `IMAD.MOV` run on the fma
+    /// pipe and one `MUFU.RSQ` on the special-function unit.
+    pub const INTEGER: f64 = 20.0;
+    /// Branches of the path (`CALL`, four `BRA`, `RET`): each holds the warp's next dispatch
+    /// until it resolves.
+    pub const BRANCHES: f64 = 6.0;
+    /// Integer-latency steps on the path's dependent chain: the call, six to the exponent test's
+    /// branch, three to the NaN test's, two to the zero test's, the move and the return after the
+    /// special-function result.
+    pub const CHAIN: f64 = 14.0;
+}
+
 /// The dependent latency of an IEEE divide, reciprocal or square root: the seed, then the fma
 /// chain (fp32 or fp64).
 pub fn sequence_latency(l: &crate::device::latencies::Latencies, fp64: bool) -> f64 {
@@ -248,8 +274,9 @@ struct Step {
     resolve: f64,
 }
 
-/// The steps of an instruction class (the second is absent when its `dispatches` is zero).
-type ClassCost = [Step; 2];
+/// The steps of an instruction class (the later ones are absent when their `dispatches` is
+/// zero).
+type ClassCost = [Step; 3];
 
 const NONE: Step = Step {
     latency: 0.0,
@@ -277,6 +304,7 @@ fn class_costs(
                 dispatches: 1.0,
                 resolve: 0.0,
             },
+            NONE,
             NONE,
         ]
     };
@@ -313,10 +341,26 @@ fn class_costs(
                 dispatches: fmas + 1.0,
                 resolve: branch.resolve,
             },
+            NONE,
         ]
     };
+    // The divide's slow path after its fast sequence (see [`SlowDivide`]): its `MUFU.RSQ` is a
+    // third special-function instruction of the first step; the rest is integer work on a
+    // dependent chain of branches.
+    let slow_divide = || {
+        let [mut seed, fmas, _] = sequence(3.0, FP32_SEQUENCE_FMAS, l.fp32, fp32, FP32);
+        seed.dispatches += 1.0;
+        let path = Step {
+            latency: SlowDivide::CHAIN * l.int + l.special,
+            cycles: SlowDivide::INTEGER * int,
+            unit: INT,
+            dispatches: SlowDivide::DISPATCHES - 1.0,
+            resolve: SlowDivide::BRANCHES * branch.resolve,
+        };
+        [seed, fmas, path]
+    };
     match c {
-        LatencyClass::Branch => [branch, NONE],
+        LatencyClass::Branch => [branch, NONE, NONE],
         LatencyClass::Int | LatencyClass::Other | LatencyClass::Warp => one(l.int, int, INT),
         // Shifts and compares take the integer unit at their own rate (half the add rate on
         // 5.x and 6.x, a fifth of it for 3.0 shifts).
@@ -333,6 +377,7 @@ fn class_costs(
                 )[0]
             },
             NONE,
+            NONE,
         ],
         LatencyClass::IntDiv => one(l.int_div, int * 8.0, INT),
         LatencyClass::Fp32 => one(l.fp32, fp32, FP32),
@@ -340,6 +385,7 @@ fn class_costs(
         LatencyClass::Special => one(l.special, sfu, SFU),
         LatencyClass::Fp32Sequence => sequence(1.0, FP32_SEQUENCE_FMAS, l.fp32, fp32, FP32),
         LatencyClass::Fp32Divide => sequence(2.0, FP32_SEQUENCE_FMAS, l.fp32, fp32, FP32),
+        LatencyClass::Fp32DivideSlow => slow_divide(),
         LatencyClass::Fp64Sequence => sequence(1.0, FP64_SEQUENCE_FMAS, l.fp64, fp64, FP64),
         LatencyClass::Convert => one(l.convert, issue(l.convert_per_clk_sm), CVT),
         LatencyClass::Convert64 => one(l.convert, issue(l.convert64_per_clk_sm), CVT64),
@@ -349,7 +395,7 @@ fn class_costs(
         // The barrier instruction's own issue: the scheduler's share of the SM's barrier rate.
         LatencyClass::Barrier => one(0.0, issue(l.barrier_per_clk_sm), NO_PIPE),
         // Folded by ptxas into a compare or an operand: no dispatch, no unit.
-        LatencyClass::Folded => [NONE, NONE],
+        LatencyClass::Folded => [NONE, NONE, NONE],
         // Memory classes are timed by the memory path; this is their issue slot.
         _ => one(l.int, 1.0, NO_PIPE),
     }
@@ -504,7 +550,7 @@ impl<'a> Compressor<'a> {
         costs: &Costs,
     ) -> Self {
         let s = f64::from(costs.schedulers.max(1));
-        let mut table = [[NONE; 2]; 32];
+        let mut table = [[NONE; 3]; 32];
         for c in LatencyClass::ALL {
             table[c as usize] = class_costs(lat, s, c);
         }
@@ -3465,6 +3511,38 @@ mod tests {
         assert_eq!(fp64, 64.0);
         let chain = (8.0 * lat.fp64).max(8.0 * fp64);
         assert_eq!(runs[3], (8.0 * fp64, lat.special + chain));
+    }
+
+    #[test]
+    fn a_divide_by_zero_costs_ptxas_slow_path() {
+        // %f1 is 1.0; %f2 is 0.0. 1/1 is the fast sequence; 1/0 fails the range check and runs
+        // the slow-path subroutine's 24 instructions after it (20 on the integer unit, one
+        // more special-function instruction). On the RTX 3060 Laptop GPU (Ampere GA10x): the
+        // integer unit at 64 results per clock per SM on 4 schedulers takes 2 cycles a warp
+        // instruction, the special-function unit at 16 takes 8, the fp32 unit at 128 takes 1.
+        let (runs, lat) = comp_runs(
+            "RTX 3060 Laptop",
+            "mov.f32 %f2, 0f00000000;
+st.global.f32 [%rd1], %f2;
+             div.rn.f32 %f3, %f1, %f1;
+st.global.f32 [%rd1], %f3;
+             div.rn.f32 %f4, %f1, %f2;
+st.global.f32 [%rd1], %f4;",
+        );
+        assert_eq!(
+            (lat.int_per_clk_sm, lat.sfu_per_clk_sm, lat.fp32_per_clk_sm),
+            (64.0, 16.0, 128.0)
+        );
+        let fast_latency = lat.special + 5.0 * lat.fp32;
+        assert_eq!(
+            runs[2],
+            (16.0, fast_latency),
+            "max(8 dispatches, SFU 2 x 8)"
+        );
+        // Slow: max(8 + 24 dispatches, SFU 3 x 8, integer 20 x 2) = 40; its chain follows the
+        // fast one: 14 integer latencies and the NaN's special-function latency.
+        let slow_latency = fast_latency + 14.0 * lat.int + lat.special;
+        assert_eq!(runs[3], (40.0, slow_latency));
     }
 
     #[test]
