@@ -420,6 +420,52 @@ fn short_if_bodies_are_predicated_and_divides_are_not() {
     assert_eq!(counts(&e), vec![10]);
 }
 
+/// `if (tid < n && tid < 8) x++;`: C's `&&` makes a branch over a branch over the increment,
+/// which ptxas predicates as one sequence (the sm_86 SASS of the pnpoly tuning kernel, from
+/// NVRTC 12.9's PTX through ptxas 12.9, has no branch left in its point test).
+const NESTED_IF: &str = r#"
+.version 7.0
+.target sm_75
+.address_size 64
+.visible .entry nested(.param .u64 p, .param .u32 n)
+{
+    .reg .pred %p<3>;
+    .reg .b32 %r<5>;
+    .reg .b64 %rd<2>;
+    ld.param.u64 %rd1, [p];
+    ld.param.u32 %r2, [n];
+    mov.u32 %r1, %tid.x;
+    mov.u32 %r4, 0;
+    setp.ge.u32 %p1, %r1, %r2;
+    @%p1 bra JOIN;
+    setp.ge.u32 %p2, %r1, 8;
+    @%p2 bra JOIN;
+    add.s32 %r4, %r4, 1;
+JOIN:
+    st.global.u32 [%rd1], %r4;
+    ret;
+}
+"#;
+
+#[test]
+fn an_if_over_a_short_condition_chain_is_predicated_whole() {
+    // 11 instructions, two of them the branches ptxas removes: 9 issued whether every lane
+    // skips the body (n = 0: the setp and add issue with every lane off), some lanes enter it
+    // (n = 4) or all do and the inner condition splits them (n = 32).
+    for n in [0, 4, 32] {
+        let e = run(
+            NESTED_IF,
+            "nested",
+            [1, 1, 1],
+            [32, 1, 1],
+            &[&format!("1={n}")],
+        )
+        .unwrap();
+        assert_eq!(counts(&e), vec![9], "n = {n}");
+        assert_eq!(e.warps[0].data_dependent_branches, 0, "n = {n}");
+    }
+}
+
 #[test]
 fn runaway_loops_stop_with_an_error() {
     let (m, _) = parse(STRIDED);

@@ -342,10 +342,13 @@ fn fold_predicate_logic(insts: &mut [DInst], blocks: &[kerneltime_ptx::cfg::Bloc
     }
 }
 
-/// Whether block `b` of `cfg` ends in a guarded branch that skips exactly block `b + 1` (an
-/// `if` without `else`, whose body only `b` enters and which falls through to the branch
-/// target), the body holds no control flow, barrier or call and at most
-/// [`PREDICATION_THRESHOLD`] instructions, and the target is not the function's `ret`. IEEE
+/// Whether block `b` of `cfg` ends in a guarded forward branch over a short `if` body that
+/// ptxas predicates: the body is the blocks `b + 1 .. t` up to the branch target `t` (the
+/// block's immediate post-dominator), entered only from `b` or from within and left only
+/// forward within it or to `t`, straight-line code but for inner branches that are predicated
+/// themselves (`if (a && b) x++;` is a branch over a branch over `x++`, one predicated
+/// sequence in SASS), at most [`PREDICATION_THRESHOLD`] instructions besides those branches,
+/// with no return, call or barrier, and a target that is not the function's `ret`. IEEE
 /// divide/square-root sequences and integer division are branches in SASS (a slow path), so a
 /// body holding one is not predicated.
 fn predicated_branch(
@@ -355,7 +358,7 @@ fn predicated_branch(
     b: usize,
     ipdom: usize,
 ) -> bool {
-    let (Some(blk), Some(body)) = (cfg.blocks.get(b), cfg.blocks.get(b + 1)) else {
+    let Some(blk) = cfg.blocks.get(b) else {
         return false;
     };
     let Some(last) = blk
@@ -365,17 +368,39 @@ fn predicated_branch(
     else {
         return false;
     };
-    let t = b + 2;
-    if last.op != OpK::Bra || last.guard.is_none() || ipdom != t || blk.succs.len() != 2 {
+    let t = ipdom;
+    if last.op != OpK::Bra
+        || last.guard.is_none()
+        || t < b + 2
+        || blk.succs.len() != 2
+        || !blk.succs.contains(&t)
+        || !blk.succs.contains(&(b + 1))
+    {
         return false;
     }
-    if !blk.succs.contains(&t) || body.preds != [b] || body.succs != [t] {
-        return false;
-    }
-    let len = body.end - body.start;
-    let plain = (body.start..body.end).all(|k| {
-        dec.insts.get(inst_base + k).is_some_and(|d| {
-            !matches!(
+    let mut len = 0;
+    for r in b + 1..t {
+        let Some(body) = cfg.blocks.get(r) else {
+            return false;
+        };
+        let entered_inside = body.preds.iter().all(|&p| p >= b && p < t);
+        let left_forward = body.succs.iter().all(|&s| s > r && s <= t);
+        if !entered_inside || !left_forward {
+            return false;
+        }
+        for k in body.start..body.end {
+            let Some(d) = dec.insts.get(inst_base + k) else {
+                return false;
+            };
+            let inner_branch = d.op == OpK::Bra && k + 1 == body.end;
+            if inner_branch {
+                let inner = cfg.ipdom.get(r).copied().flatten().unwrap_or(usize::MAX);
+                if inner > t || !predicated_branch(dec, cfg, inst_base, r, inner) {
+                    return false;
+                }
+                continue;
+            }
+            let plain = !matches!(
                 d.op,
                 OpK::Bra | OpK::Ret | OpK::Call | OpK::Bar | OpK::BrxIdx
             ) && !matches!(
@@ -384,15 +409,19 @@ fn predicated_branch(
                     | LatencyClass::Fp32Divide
                     | LatencyClass::Fp64Sequence
                     | LatencyClass::IntDiv
-            )
-        })
-    });
+            );
+            if !plain {
+                return false;
+            }
+            len += 1;
+        }
+    }
     let exits = cfg
         .blocks
         .get(t)
         .and_then(|tb| dec.insts.get(inst_base + tb.start))
         .is_some_and(|d| d.op == OpK::Ret);
-    len > 0 && len <= PREDICATION_THRESHOLD && plain && !exits
+    len > 0 && len <= PREDICATION_THRESHOLD && !exits
 }
 
 fn special(name: &str) -> Option<Special> {

@@ -453,10 +453,11 @@ impl<'a> Emulator<'a> {
                             (exec, (active & !exec) | guard_unknown)
                         };
                         if predicated && fall == 0 {
-                            // Every lane skips the body, and the warp issues it with every
-                            // lane's predicate off.
-                            let body = self.dec.blocks[b + 1];
-                            self.issue_predicated_off(body.start..body.end, &mut st.trace);
+                            // Every lane skips the body (the blocks up to the target), and the
+                            // warp issues it with every lane's predicate off.
+                            let body =
+                                self.dec.blocks[b + 1].start..self.dec.blocks[target - 1].end;
+                            self.issue_predicated_off(body, &mut st.trace);
                             next = target;
                         } else if d.guard.is_none() || fall == 0 {
                             next = target;
@@ -599,6 +600,10 @@ impl<'a> Emulator<'a> {
         self.launch_steps = self.launch_steps.saturating_add(range.len() as u64);
         for k in range {
             let d = &self.dec.insts[k];
+            // A branch inside a predicated body is predicated too: no instruction of its own.
+            if d.op == OpK::Bra {
+                continue;
+            }
             let latency = if d.latency.is_memory() {
                 LatencyClass::Int
             } else {
