@@ -710,6 +710,12 @@ fn a_hinted_constant_table_makes_divides_and_branches_exact() {
     assert!(classes(&e).contains(&LatencyClass::Fp32Divide));
     assert_eq!(e.warps[0].data_dependent_branches, 1);
     assert_eq!(stores(&e), 1);
+    let says_unknown = |e: &Emulation| {
+        e.notes
+            .iter()
+            .any(|n| n.contains("IEEE divide by a value the emulator cannot know (32 lanes)"))
+    };
+    assert!(says_unknown(&e), "{:?}", e.notes);
     // A zero table (a __constant__ array nobody filled): 1/0 takes ptxas's slow path and the
     // store is skipped for certain.
     let e = by_table(Some(("table", "const:0"))).unwrap();
@@ -727,6 +733,7 @@ fn a_hinted_constant_table_makes_divides_and_branches_exact() {
     // A table of twos: 1/2 stays on the fast path and the store runs.
     let e = by_table(Some(("table", "const:2"))).unwrap();
     assert!(classes(&e).contains(&LatencyClass::Fp32Divide));
+    assert!(!says_unknown(&e), "{:?}", e.notes);
     assert_eq!(e.warps[0].data_dependent_branches, 0);
     assert_eq!(stores(&e), 1);
     // A name that is neither a parameter nor a module variable is an error naming both kinds.

@@ -569,10 +569,17 @@ impl<'a> Emulator<'a> {
                     }
                     _ => {
                         let mut op = op;
-                        if d.latency == LatencyClass::Fp32Divide
-                            && self.divide_takes_slow_path(d, exec, block, warp)
-                        {
-                            op.latency = LatencyClass::Fp32DivideSlow;
+                        if d.latency == LatencyClass::Fp32Divide {
+                            let (slow, unknown) = self.divide_path(d, exec, block, warp);
+                            if slow {
+                                op.latency = LatencyClass::Fp32DivideSlow;
+                            } else if unknown != 0 && st.noted.insert(d.line) {
+                                st.trace.notes.push(format!(
+                                    "line {}: IEEE divide by a value the emulator cannot know ({} lanes): taken on ptxas's fast path; a zero, subnormal, infinite or NaN divisor (an array nobody filled reads zero) takes the slow path, 24 more instructions a divide: a data hint makes it exact",
+                                    d.line,
+                                    unknown.count_ones()
+                                ));
+                            }
                         }
                         st.trace.ops.push(op);
                         self.arith(d, exec, guard_unknown, block, warp);
@@ -627,8 +634,9 @@ impl<'a> Emulator<'a> {
     }
 
     /// Whether an IEEE fp32 divide takes ptxas's slow path for a lane, by what is known of its
-    /// operands (see [`fp32_divide_is_slow`]); an unknown operand is taken to be an ordinary one.
-    fn divide_takes_slow_path(&self, d: &DInst, exec: u32, block: [u32; 3], warp: u32) -> bool {
+    /// operands (see [`fp32_divide_is_slow`]; an unknown operand is taken to be an ordinary
+    /// one), and the executing lanes whose divisor is unknown.
+    fn divide_path(&self, d: &DInst, exec: u32, block: [u32; 3], warp: u32) -> (bool, u32) {
         let (a, b) = (
             self.view(d.srcs[0], d.ty, block, warp),
             self.view(d.srcs[1], d.ty, block, warp),
@@ -636,15 +644,16 @@ impl<'a> Emulator<'a> {
         let value = |v: &View, l: usize| {
             (v.known() & (1 << l) != 0).then(|| f32::from_bits(v.get(l) as u32))
         };
+        let unknown = exec & !b.known();
         let mut m = exec & (a.known() | b.known());
         while m != 0 {
             let l = m.trailing_zeros() as usize;
             m &= m - 1;
             if fp32_divide_is_slow(value(&a, l), value(&b, l)) {
-                return true;
+                return (true, unknown);
             }
         }
-        false
+        (false, unknown)
     }
 
     /// A load, store or atomic: the lanes' addresses, the memory touched, the values moved, and
