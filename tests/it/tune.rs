@@ -450,25 +450,29 @@ fn mapped_host_memory_adds_the_pcie_transfer() {
     }
 }
 
+/// `tune --json` of a fixture spec on one device: the predicted times by `block_size_x` and the
+/// notes (stderr); the run must succeed.
+fn times_by_block(dir: &Path, spec: &str, device: &str, extra: &[&str]) -> (Vec<f64>, String) {
+    let mut args = vec!["--json"];
+    args.extend_from_slice(extra);
+    let (code, out, err) = tune_fixture(dir, spec, device, &args);
+    assert_eq!(code, 0, "{err}");
+    let mut rows = json_lines(&out);
+    rows.sort_by_key(|r| r["block_size_x"].as_u64());
+    let times = rows
+        .iter()
+        .map(|r| r["predicted_us"].as_f64().unwrap())
+        .collect();
+    (times, err)
+}
+
 #[test]
 fn spec_fills_and_data_flags_reach_the_emulator() {
     if !have_cuda_compiler() {
         return;
     }
     let dir = temp_dir("tune-gather");
-    let tune = |extra: &[&str]| -> (Vec<f64>, String) {
-        let mut args = vec!["--json"];
-        args.extend_from_slice(extra);
-        let (code, out, err) = tune_fixture(&dir, "gather.json", "V100", &args);
-        assert_eq!(code, 0, "{err}");
-        let mut rows = json_lines(&out);
-        rows.sort_by_key(|r| r["block_size_x"].as_u64());
-        let times = rows
-            .iter()
-            .map(|r| r["predicted_us"].as_f64().unwrap())
-            .collect();
-        (times, err)
-    };
+    let tune = |extra: &[&str]| times_by_block(&dir, "gather.json", "V100", extra);
     // The spec fills idx with the constant 0 (FillType Constant, FillValue 0): every lane
     // reads in[0], one sector per warp instead of 32.
     let (broadcast, notes) = tune(&[]);
@@ -497,6 +501,30 @@ fn spec_fills_and_data_flags_reach_the_emulator() {
         err.contains("--data") && err.contains("not a pointer"),
         "{err}"
     );
+}
+
+#[test]
+fn a_constant_memory_fill_reaches_the_divides_that_read_it() {
+    if !have_cuda_compiler() {
+        return;
+    }
+    let dir = temp_dir("tune-divide");
+    let tune = |extra: &[&str]| times_by_block(&dir, "divide.json", "RTX 3060 Laptop", extra);
+    // The spec fills the `__constant__` table with zeros (MemType Constant, FillValue 0): every
+    // divide is x / 0, which takes ptxas's slow path.
+    let (zero, notes) = tune(&[]);
+    assert!(notes.contains("c_div=const:0"), "{notes}");
+    // A --data flag replaces that fill: x / 2 stays on the fast path, so each configuration is
+    // faster (the slow path adds 20 integer-unit instructions to each of the 64 divides).
+    let (two, notes) = tune(&["--data", "c_div=const:2"]);
+    assert!(
+        notes.contains("c_div=const:2") && !notes.contains("c_div=const:0"),
+        "{notes}"
+    );
+    assert_eq!((zero.len(), two.len()), (2, 2));
+    for (z, t) in zero.iter().zip(&two) {
+        assert!(z > t, "zero {z} us, two {t} us");
+    }
 }
 
 /// `predicted_us` of the `ok` rows by configuration.

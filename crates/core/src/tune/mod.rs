@@ -391,8 +391,9 @@ pub fn tune(req: &TuneRequest, progress: &dyn Progress) -> Result<TuneReport> {
 /// spec's folder), each replaced by the caller's hint for the same parameter (files relative
 /// to the working directory). A caller's hint that names no parameter is an error; a spec
 /// fill that names none is left out with a note (a spec may list buffers the kernel does not
-/// take as parameters). A caller's hint may also name a `__constant__` or `__device__` variable
-/// the source declares; it is passed on by name (the emulator finds the PTX variable).
+/// take as parameters). A hint may also name a `__constant__` or `__device__` variable the
+/// source declares (a spec's constant-memory argument does); it is passed on by name (the
+/// emulator finds the PTX variable).
 fn load_hints(
     spec: &TuneSpec,
     launcher: &Launcher,
@@ -409,12 +410,12 @@ fn load_hints(
     for (h, base, is_fill) in from_spec.chain(given.iter().map(|h| (h.clone(), None, false))) {
         let p = match launcher.find_param(&h.param, "data", kernel) {
             Ok(p) => p,
-            Err(_) if !is_fill && declares_variable(source, h.param.trim()) => {
+            Err(_) if declares_variable(source, h.param.trim()) => {
+                let name = h.param.trim().to_string();
                 let hint = h.spec.load(base)?;
-                let loaded = BufferHint {
-                    param: h.param.trim().to_string(),
-                    hint,
-                };
+                // The caller's hint replaces the spec's fill of the same variable.
+                out.retain(|(k, _, b)| *k != usize::MAX || b.param != name);
+                let loaded = BufferHint { param: name, hint };
                 out.push((usize::MAX, h, loaded));
                 continue;
             }

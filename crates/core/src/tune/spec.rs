@@ -503,20 +503,12 @@ impl Reader<'_> {
                 _ => None,
             };
             let fill_unused = match (fill_type, &fill) {
-                // A `__constant__` symbol or local memory is no pointer parameter: the
-                // emulator takes hints only for the buffers pointer arguments point to.
-                (Some(t), _)
-                    if matches!(memory, ArgumentMemory::Symbol | ArgumentMemory::Local) =>
-                {
-                    Some(format!(
-                        "FillType {t} of {} memory (not a buffer a pointer argument points to)",
-                        if memory == ArgumentMemory::Symbol {
-                            "constant"
-                        } else {
-                            "local"
-                        }
-                    ))
-                }
+                // Local memory is no buffer the host fills: its fill describes nothing the
+                // kernel reads. A `__constant__` symbol's fill is what the host copies to it,
+                // a hint on the module variable of that name.
+                (Some(t), _) if memory == ArgumentMemory::Local => Some(format!(
+                    "FillType {t} of local memory (not a buffer the host fills)"
+                )),
                 (Some(t), None) if memory != ArgumentMemory::Scalar => Some(match t {
                     "Constant" => "FillType Constant without a FillValue".to_string(),
                     "BinaryRaw" => "FillType BinaryRaw without a DataSource".to_string(),
@@ -594,14 +586,14 @@ fn check_type(ty: &str, v: &Value) -> std::result::Result<(), String> {
     }
 }
 
-/// The data hints the fills of the spec's buffer (`Vector`) arguments give (an argument
-/// without a fill gives none). A `file:` path is as the spec wrote it, relative to the spec's
-/// folder.
+/// The data hints the fills of the spec's buffer (`Vector`) and `__constant__` symbol
+/// arguments give (an argument without a fill gives none; a symbol's hint names the module
+/// variable). A `file:` path is as the spec wrote it, relative to the spec's folder.
 pub fn spec_data_hints(spec: &TuneSpec) -> Vec<DataArg> {
     spec.kernel
         .arguments
         .iter()
-        .filter(|a| a.memory == ArgumentMemory::Vector)
+        .filter(|a| matches!(a.memory, ArgumentMemory::Vector | ArgumentMemory::Symbol))
         .filter_map(|a| {
             a.fill.clone().map(|fill| DataArg {
                 param: a.name.clone(),
@@ -700,21 +692,18 @@ mod tests {
         let hints = spec_data_hints(&s);
         assert_eq!(hints.len(), 1);
         assert_eq!(hints[0].to_string(), "a=uniform:0:2");
-        // A `__constant__` symbol is no buffer a pointer argument points to: no hint.
+        // A `__constant__` symbol's fill is what the host copies to it: a hint on the module
+        // variable of that name.
         let text = text.replace(
             r#""Name": "a", "Type": "float", "MemoryType": "Vector","#,
             r#""Name": "a", "Type": "float", "MemoryType": "Vector", "MemType": "Constant","#,
         );
         let s = TuneSpec::parse(&text, "vadd.json").unwrap();
-        assert!(spec_data_hints(&s).is_empty());
-        let a = &s.kernel.arguments[1];
-        assert!(
-            a.fill_unused
-                .as_deref()
-                .is_some_and(|w| w.contains("constant memory")),
-            "{:?}",
-            a.fill_unused
-        );
+        let hints = spec_data_hints(&s);
+        assert_eq!(hints.len(), 1);
+        assert_eq!(hints[0].to_string(), "a=uniform:0:2");
+        assert_eq!(s.kernel.arguments[1].memory, ArgumentMemory::Symbol);
+        assert!(s.kernel.arguments[1].fill_unused.is_none());
     }
 
     #[test]
