@@ -745,3 +745,47 @@ fn a_hinted_constant_table_makes_divides_and_branches_exact() {
         "{err}"
     );
 }
+
+/// A predicate made a number (`selp.u32 %r, 1, 0, %p`) feeding one add, and one feeding two.
+const SELECTS: &str = r#"
+.version 7.0
+.target sm_75
+.address_size 64
+.visible .entry counts(.param .u64 p)
+{
+    .reg .pred %p<2>;
+    .reg .b32 %r<8>;
+    .reg .b64 %rd<2>;
+    ld.param.u64 %rd1, [p];
+    mov.u32 %r1, %tid.x;
+    setp.lt.u32 %p1, %r1, 8;
+    selp.u32 %r2, 1, 0, %p1;
+    add.s32 %r3, %r1, %r2;
+    selp.u32 %r4, 1, 0, %p1;
+    add.s32 %r5, %r1, %r4;
+    add.s32 %r6, %r5, %r4;
+    st.global.u32 [%rd1], %r3;
+    st.global.u32 [%rd1+4], %r6;
+    ret;
+}
+"#;
+
+#[test]
+fn a_predicate_made_a_number_for_one_add_is_no_instruction() {
+    use kerneltime::workload::trace::LatencyClass;
+    // ptxas gives the add the predicate (`@P0 IADD3 R, R, 0x1`): the first `selp` (one reader,
+    // an add) is folded; the second has two readers and stays an instruction.
+    let e = run(SELECTS, "counts", [1, 1, 1], [32, 1, 1], &["0=1048576"]).unwrap();
+    let classes: Vec<LatencyClass> = e.warps[0].ops.iter().map(|o| o.latency).collect();
+    // ld.param, mov, setp, selp (folded), add, selp, add, add, st, st, ret
+    assert_eq!(classes[3], LatencyClass::Folded, "{classes:?}");
+    assert_ne!(classes[5], LatencyClass::Folded, "{classes:?}");
+    assert_eq!(
+        classes
+            .iter()
+            .filter(|&&c| c == LatencyClass::Folded)
+            .count(),
+        1,
+        "{classes:?}"
+    );
+}

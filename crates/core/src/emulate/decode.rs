@@ -342,6 +342,69 @@ fn fold_predicate_logic(insts: &mut [DInst], blocks: &[kerneltime_ptx::cfg::Bloc
     }
 }
 
+/// Marks a `selp` of the constants 1 and 0 (a predicate made a number) as
+/// [`LatencyClass::Folded`] when its result has exactly one reader, a later integer add,
+/// subtract or `selp` of the same block: ptxas hands that reader the predicate instead (the
+/// sm_86 SASS of the pnpoly tuning kernel: `selp.u32` then `add.s32` is one predicated
+/// `IADD3 R, R, 0x1`; `selp.u32` then `selp.b32` is one `SEL R, RZ, 0x1, P`).
+fn fold_predicate_selects(insts: &mut [DInst], blocks: &[kerneltime_ptx::cfg::Block]) {
+    let reads = |d: &DInst, r: u16| {
+        d.srcs[..usize::from(d.nsrc).min(4)]
+            .iter()
+            .chain(d.mem.as_ref().map(|m| &m.base))
+            .filter(|s| matches!(s, Src::Reg(x) if *x == r))
+            .count()
+    };
+    let mut uses: HashMap<u16, usize> = HashMap::new();
+    for d in insts.iter() {
+        for s in d.srcs[..usize::from(d.nsrc).min(4)]
+            .iter()
+            .chain(d.mem.as_ref().map(|m| &m.base))
+        {
+            if let Src::Reg(r) = s {
+                *uses.entry(*r).or_default() += 1;
+            }
+        }
+        if let Some((g, _)) = d.guard {
+            *uses.entry(g).or_default() += 1;
+        }
+    }
+    let n = insts.len();
+    for blk in blocks {
+        let (start, end) = (blk.start.min(n), blk.end.min(n));
+        for i in start..end {
+            let d = &insts[i];
+            let ones_and_zeros = matches!(
+                (d.srcs[0], d.srcs[1]),
+                (Src::Imm(1), Src::Imm(0)) | (Src::Imm(0), Src::Imm(1))
+            );
+            let Some(r) = d.dst[0] else {
+                continue;
+            };
+            if d.op != OpK::Selp
+                || d.ty.float
+                || d.guard.is_some()
+                || !ones_and_zeros
+                || uses.get(&r) != Some(&1)
+            {
+                continue;
+            }
+            let reader = (i + 1..end).find(|&j| {
+                reads(&insts[j], r) > 0 || insts[j].dst.iter().flatten().any(|&w| w == r)
+            });
+            if let Some(j) = reader {
+                let e = &insts[j];
+                if reads(e, r) == 1
+                    && !e.ty.float
+                    && matches!(e.op, OpK::Add | OpK::Sub | OpK::Selp)
+                {
+                    insts[i].latency = LatencyClass::Folded;
+                }
+            }
+        }
+    }
+}
+
 /// Whether block `b` of `cfg` ends in a guarded forward branch over a short `if` body that
 /// ptxas predicates: the body is the blocks `b + 1 .. t` up to the branch target `t` (the
 /// block's immediate post-dominator), entered only from `b` or from within and left only
@@ -963,6 +1026,7 @@ fn decode_function<'m>(
         }
     }
     fold_predicate_logic(&mut dec.insts[inst_base..], &cfg.blocks);
+    fold_predicate_selects(&mut dec.insts[inst_base..], &cfg.blocks);
     let n = cfg.blocks.len();
     for (b, blk) in cfg.blocks.iter().enumerate() {
         let ipdom = cfg
