@@ -199,6 +199,21 @@ pub struct DInst {
     pub opcode: &'static str,
 }
 
+impl DInst {
+    /// The registers the instruction reads: its register operands, its address's base and its
+    /// guard predicate, in that order.
+    pub fn source_regs(&self) -> impl Iterator<Item = u16> + '_ {
+        self.srcs[..usize::from(self.nsrc).min(self.srcs.len())]
+            .iter()
+            .chain(self.mem.as_ref().map(|m| &m.base))
+            .filter_map(|s| match s {
+                Src::Reg(r) => Some(*r),
+                _ => None,
+            })
+            .chain(self.guard.map(|(g, _)| g))
+    }
+}
+
 /// Base of the generic window that maps shared memory (so generic addresses can be told apart).
 pub const SHARED_WINDOW: u64 = 0x7f00_0000_0000;
 /// Base of the generic window for local memory.
@@ -348,26 +363,10 @@ fn fold_predicate_logic(insts: &mut [DInst], blocks: &[kerneltime_ptx::cfg::Bloc
 /// sm_86 SASS of the pnpoly tuning kernel: `selp.u32` then `add.s32` is one predicated
 /// `IADD3 R, R, 0x1`; `selp.u32` then `selp.b32` is one `SEL R, RZ, 0x1, P`).
 fn fold_predicate_selects(insts: &mut [DInst], blocks: &[kerneltime_ptx::cfg::Block]) {
-    let reads = |d: &DInst, r: u16| {
-        d.srcs[..usize::from(d.nsrc).min(4)]
-            .iter()
-            .chain(d.mem.as_ref().map(|m| &m.base))
-            .filter(|s| matches!(s, Src::Reg(x) if *x == r))
-            .count()
-    };
+    let reads = |d: &DInst, r: u16| d.source_regs().filter(|&x| x == r).count();
     let mut uses: HashMap<u16, usize> = HashMap::new();
-    for d in insts.iter() {
-        for s in d.srcs[..usize::from(d.nsrc).min(4)]
-            .iter()
-            .chain(d.mem.as_ref().map(|m| &m.base))
-        {
-            if let Src::Reg(r) = s {
-                *uses.entry(*r).or_default() += 1;
-            }
-        }
-        if let Some((g, _)) = d.guard {
-            *uses.entry(g).or_default() += 1;
-        }
+    for r in insts.iter().flat_map(DInst::source_regs) {
+        *uses.entry(r).or_default() += 1;
     }
     let n = insts.len();
     for blk in blocks {
@@ -815,15 +814,20 @@ impl<'m> Layout<'m> {
     }
 }
 
+/// The module variables a data hint may describe: those of the constant and global spaces
+/// (`__constant__` and `__device__` arrays the host fills by name).
+pub fn hintable_variables(m: &Module) -> impl Iterator<Item = &Variable> {
+    m.variables
+        .iter()
+        .filter(|v| matches!(v.space.as_str(), "const" | "global"))
+}
+
 /// Where the emulator places a module variable of the constant or global space that kernel
 /// `entry` can read (its first byte's address, its size in bytes), by its PTX name; None for
 /// another space or an unknown name. The addresses are those the decoder gives the variable's
 /// name in `entry`'s instructions.
 pub fn module_variable(m: &Module, entry: &Function, name: &str) -> Option<(u64, u64)> {
-    let v = m
-        .variables
-        .iter()
-        .find(|v| v.name == name && matches!(v.space.as_str(), "const" | "global"))?;
+    let v = hintable_variables(m).find(|v| v.name == name)?;
     let at = *Layout::new(m, entry).module.get(v.name.as_str())?;
     Some((at, v.size_bytes().unwrap_or(0)))
 }

@@ -61,7 +61,7 @@ use std::collections::BTreeSet;
 
 use crate::error::{Error, Result};
 use crate::workload::trace::WarpTrace;
-use decode::{decode, DInst, Src};
+use decode::{decode, DInst};
 use kerneltime_ptx::ast::Module;
 use kerneltime_ptx::cfg::Cfg;
 use kerneltime_ptx::diag::Diagnostics;
@@ -227,23 +227,8 @@ fn instr_regs(d: &DInst) -> InstrRegs {
             r.dst[k] = *x;
         }
     }
-    let mut k = 0;
-    let mut push = |s: Src| {
-        if let Src::Reg(x) = s {
-            if k < 6 {
-                r.src[k] = x;
-                k += 1;
-            }
-        }
-    };
-    for s in d.srcs.iter().take(d.nsrc as usize) {
-        push(*s);
-    }
-    if let Some(m) = d.mem {
-        push(m.base);
-    }
-    if let Some((g, _)) = d.guard {
-        push(Src::Reg(g));
+    for (slot, x) in r.src.iter_mut().zip(d.source_regs()) {
+        *slot = x;
     }
     r
 }
@@ -412,10 +397,7 @@ pub fn emulate_with(
             Ok(k) => k,
             Err(e) => {
                 let Some((base, size)) = decode::module_variable(m, f, h.param.trim()) else {
-                    let vars: Vec<&str> = m
-                        .variables
-                        .iter()
-                        .filter(|v| matches!(v.space.as_str(), "const" | "global"))
+                    let vars: Vec<&str> = decode::hintable_variables(m)
                         .map(|v| v.name.as_str())
                         .collect();
                     if vars.is_empty() {

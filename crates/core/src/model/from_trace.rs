@@ -75,7 +75,7 @@ fn latency_of(l: &Latencies, c: LatencyClass) -> f64 {
             trace_sim::sequence_latency(l, false)
         }
         LatencyClass::Fp32DivideSlow => {
-            trace_sim::sequence_latency(l, false) + trace_sim::SlowDivide::CHAIN * l.int + l.special
+            trace_sim::sequence_latency(l, false) + trace_sim::SlowDivide::latency(l)
         }
         LatencyClass::Fp64Sequence => trace_sim::sequence_latency(l, true),
         LatencyClass::Convert => l.convert,

@@ -412,13 +412,6 @@ fn names_param(m: &Module, entry: &str, name: &str) -> bool {
         || name.parse::<usize>().is_ok_and(|k| k < f.params.len())
 }
 
-/// Whether `name` is a variable of the module's constant or global space.
-fn names_variable(m: &Module, name: &str) -> bool {
-    m.variables
-        .iter()
-        .any(|v| v.name == name && matches!(v.space.as_str(), "const" | "global"))
-}
-
 #[allow(clippy::too_many_arguments)]
 fn run_job(
     members: &[usize],
@@ -481,7 +474,10 @@ fn run_job(
             .data
             .iter()
             .map(|h| h.param.as_str())
-            .filter(|n| !names_param(module, &entry, n) && !names_variable(module, n))
+            .filter(|n| {
+                !names_param(module, &entry, n)
+                    && !crate::emulate::decode::hintable_variables(module).any(|v| v.name == *n)
+            })
             .chain(
                 c.mapped_host
                     .iter()

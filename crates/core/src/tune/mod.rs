@@ -402,23 +402,17 @@ fn load_hints(
 ) -> Result<(Vec<DataArg>, Vec<BufferHint>, Vec<String>)> {
     let spec_dir = Path::new(&spec.origin).parent();
     let kernel = &spec.kernel.name;
-    let mut out: Vec<(usize, DataArg, BufferHint)> = Vec::new();
+    // What the emulator reads, keyed by the parameter's position (as text) or the variable's
+    // name: a later hint for the same one (the caller's) replaces an earlier (the spec's).
+    let mut out: Vec<(DataArg, BufferHint)> = Vec::new();
     let mut notes = Vec::new();
     let from_spec = spec::spec_data_hints(spec)
         .into_iter()
         .map(|h| (h, spec_dir, true));
     for (h, base, is_fill) in from_spec.chain(given.iter().map(|h| (h.clone(), None, false))) {
-        let p = match launcher.find_param(&h.param, "data", kernel) {
-            Ok(p) => p,
-            Err(_) if declares_variable(source, h.param.trim()) => {
-                let name = h.param.trim().to_string();
-                let hint = h.spec.load(base)?;
-                // The caller's hint replaces the spec's fill of the same variable.
-                out.retain(|(k, _, b)| *k != usize::MAX || b.param != name);
-                let loaded = BufferHint { param: name, hint };
-                out.push((usize::MAX, h, loaded));
-                continue;
-            }
+        let key = match launcher.find_param(&h.param, "data", kernel) {
+            Ok(p) => p.position.to_string(),
+            Err(_) if declares_variable(source, h.param.trim()) => h.param.trim().to_string(),
             Err(_) if is_fill => {
                 notes.push(format!(
                     "argument `{}`: its fill {} names no parameter of kernel `{kernel}`; not used",
@@ -429,14 +423,10 @@ fn load_hints(
             Err(e) => return Err(e),
         };
         let hint = h.spec.load(base)?;
-        out.retain(|(k, _, _)| *k != p.position);
-        let loaded = BufferHint {
-            param: p.position.to_string(),
-            hint,
-        };
-        out.push((p.position, h, loaded));
+        out.retain(|(_, b)| b.param != key);
+        out.push((h, BufferHint { param: key, hint }));
     }
-    let (written, loaded) = out.into_iter().map(|(_, h, b)| (h, b)).unzip();
+    let (written, loaded) = out.into_iter().unzip();
     Ok((written, loaded, notes))
 }
 

@@ -248,6 +248,12 @@ impl SlowDivide {
     /// branch, three to the NaN test's, two to the zero test's, the move and the return after the
     /// special-function result.
     pub const CHAIN: f64 = 14.0;
+
+    /// The path's dependent latency after the fast sequence: its integer chain and the
+    /// special-function result.
+    pub fn latency(l: &crate::device::latencies::Latencies) -> f64 {
+        Self::CHAIN * l.int + l.special
+    }
 }
 
 /// The dependent latency of an IEEE divide, reciprocal or square root: the seed, then the fma
@@ -351,7 +357,7 @@ fn class_costs(
         let [mut seed, fmas, _] = sequence(3.0, FP32_SEQUENCE_FMAS, l.fp32, fp32, FP32);
         seed.dispatches += 1.0;
         let path = Step {
-            latency: SlowDivide::CHAIN * l.int + l.special,
+            latency: SlowDivide::latency(l),
             cycles: SlowDivide::INTEGER * int,
             unit: INT,
             dispatches: SlowDivide::DISPATCHES - 1.0,
