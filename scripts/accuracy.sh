@@ -14,6 +14,7 @@
 # history table (date, commit, headline figures). Needs the GPU toolchain
 # (scripts/install-gpu-toolchain.sh) and python3. Without ../shared it prints why and exits 0.
 #   NO_README=1        leave README.md alone (print the tables only)
+#   SUITE_ONLY=1       write BUILD_DIR/development.toml and stop (scripts/transfer.sh uses it)
 #   KERNELTIME_BIN=... use this binary instead of building the release one
 #   LAUNCH_BUDGET=N    evaluate --launch-budget (default 128000000)
 set -euo pipefail
@@ -68,6 +69,7 @@ sample = $NCA_SAMPLE
 sample_by = ["input_size_1", "block_x"]
 seed = $SEED
 [group.case]
+name = "$1"
 source = "$AMARIS/kernels/$1.cu"
 compiler = "nvcc"
 include = ["stub"]
@@ -136,6 +138,7 @@ SUITE="$OUT/development.toml"
   for cache in "$TUNING"/caches/convolution_*.json.gz; do tuning_group convolution "$cache"; done
   for cache in "$TUNING"/caches/pnpoly_*.json.gz; do tuning_group pnpoly "$cache"; done
 } > "$SUITE"
+[ "${SUITE_ONLY:-0}" = 1 ] && exit 0
 
 start=$(date +%s)
 "$BIN" evaluate --suite "$SUITE" --model all --out "$OUT/result" --cache-dir "$OUT/cache" \

@@ -23,8 +23,19 @@ pub struct CalibrateArgs {
     #[arg(long)]
     pub model: String,
     /// A measurement file (any supported format, plain or gzip).
-    #[arg(long, value_name = "FILE")]
-    pub measurements: PathBuf,
+    #[arg(long, value_name = "FILE", required_unless_present = "suite")]
+    pub measurements: Option<PathBuf>,
+    /// A measurement suite (TOML, as `evaluate --suite`) instead of a measurement file: its cases
+    /// are compiled, emulated and predicted, and the model is fitted to their measured times
+    /// (groups by the cases' devices and `name`s). For the PTX models.
+    #[arg(long, value_name = "SUITE.toml", conflicts_with_all = ["measurements", "kernel_file"])]
+    pub suite: Option<PathBuf>,
+    /// With --suite: where compiled kernels are kept between runs.
+    #[arg(long, value_name = "DIR", requires = "suite")]
+    pub cache_dir: Option<PathBuf>,
+    /// With --suite: most warp instructions the emulation of one launch may issue.
+    #[arg(long, value_name = "N", requires = "suite", default_value_t = kerneltime::emulate::DEFAULT_LAUNCH_BUDGET)]
+    pub launch_budget: u64,
     /// For `trace`: the PTX kernel file (the sweep's format) naming the measured kernel; the
     /// rows' grid, block and `param:` columns give each launch.
     #[arg(long, value_name = "KERNEL.toml")]
@@ -59,20 +70,63 @@ pub struct CalibrateArgs {
 pub fn run_calibrate(args: &CalibrateArgs) -> Result<()> {
     let model = parse_model(&args.model)?;
     let device = args.device.resolve_optional()?;
-    let set = read_measurements(&args.measurements)?;
-    let kernel_file = read_kernel_file(args.kernel_file.as_deref())?;
-    if model == ModelId::Trace && kernel_file.is_none() {
-        return Err(Error::missing(
-            "--kernel-file",
-            "calibrating trace needs --kernel-file KERNEL.toml (a PTX kernel file naming the measured kernel)",
-        ));
-    }
-    let prepared = prepare_with(
-        &set.measurements,
-        model,
-        device.as_ref(),
-        kernel_file.as_ref(),
-    )?;
+    let (prepared, origin) = match (&args.suite, &args.measurements) {
+        (Some(path), _) => {
+            if !ModelId::from_ptx().any(|m| m == model) {
+                return Err(Error::invalid(
+                    "--model",
+                    format!(
+                        "{model} does not run from PTX, so a suite cannot calibrate it; these can: {}",
+                        ModelId::ptx_names()
+                    ),
+                ));
+            }
+            if device.is_some() {
+                return Err(Error::invalid(
+                    "--device",
+                    "a suite names each case's device; narrow the suite instead",
+                ));
+            }
+            let suite = kerneltime::suite::Suite::load(path)?;
+            let flags = super::suite::SuiteArgs {
+                suite: Some(path.clone()),
+                out: None,
+                cache_dir: args.cache_dir.clone(),
+                launch_budget: args.launch_budget,
+            };
+            let opts = super::suite::options(&flags, path, vec![model.name().into()], &[])?;
+            let (prepared, _) = kerneltime::suite::calibration_rows(
+                &suite,
+                &opts,
+                model,
+                &super::progress::Bar::stderr(),
+            )?;
+            (prepared, path.display().to_string())
+        }
+        (None, Some(measurements)) => {
+            let set = read_measurements(measurements)?;
+            let kernel_file = read_kernel_file(args.kernel_file.as_deref())?;
+            if model == ModelId::Trace && kernel_file.is_none() {
+                return Err(Error::missing(
+                    "--kernel-file",
+                    "calibrating trace needs --kernel-file KERNEL.toml (a PTX kernel file naming the measured kernel) or --suite SUITE.toml",
+                ));
+            }
+            let prepared = prepare_with(
+                &set.measurements,
+                model,
+                device.as_ref(),
+                kernel_file.as_ref(),
+            )?;
+            (prepared, set.file)
+        }
+        (None, None) => {
+            return Err(Error::missing(
+                "--measurements",
+                "give --measurements FILE or --suite FILE",
+            ))
+        }
+    };
     let options = CalibrateOptions {
         scopes: Scope::parse_list(&args.scope)?,
         folds: args.folds,
@@ -81,7 +135,7 @@ pub fn run_calibrate(args: &CalibrateArgs) -> Result<()> {
         max_fit_rows: args.max_fit_rows,
     };
     let bar = super::progress::Bar::stderr();
-    let cal = calibrate_with_progress(model, &prepared, &options, &set.file, &bar)?;
+    let cal = calibrate_with_progress(model, &prepared, &options, &origin, &bar)?;
     write_atomic(&args.output, cal.to_toml()?.as_bytes())?;
     if args.json {
         return super::print_json(&cal);
@@ -90,7 +144,7 @@ pub fn run_calibrate(args: &CalibrateArgs) -> Result<()> {
         "{} calibrated on {} rows of {} ({} groups) -> {}",
         model.name(),
         cal.rows,
-        set.file,
+        origin,
         cal.groups.len(),
         args.output.display()
     );
@@ -191,7 +245,7 @@ pub struct EvaluateArgs {
 
 pub fn run_evaluate(args: &EvaluateArgs) -> Result<()> {
     if let Some(path) = &args.suite.suite {
-        return super::suite::run(&args.suite, path, &args.model, args.json);
+        return super::suite::run(&args.suite, path, &args.model, &args.calibration, args.json);
     }
     let measurements = args.measurements.as_ref().ok_or_else(|| {
         Error::missing("--measurements", "give --measurements FILE or --suite FILE")

@@ -24,7 +24,7 @@ pub struct SuiteArgs {
     #[arg(
         long,
         value_name = "SUITE.toml",
-        conflicts_with_all = ["measurements", "calibration", "kernel_file", "report", "markdown", "device", "device_file"]
+        conflicts_with_all = ["measurements", "kernel_file", "report", "markdown", "device", "device_file"]
     )]
     pub suite: Option<PathBuf>,
     /// With --suite: write summary.json, cases.csv and accuracy.md into this directory.
@@ -50,7 +50,39 @@ fn default_cache_dir() -> PathBuf {
     base.join("kerneltime").join("compile")
 }
 
-pub fn run(args: &SuiteArgs, suite_path: &Path, model: &str, json: bool) -> Result<()> {
+/// How a suite runs from the flags: the models, the toolchain found beside the suite and the
+/// working directory, the compile cache, the launch budget and the calibrations to apply.
+pub fn options(
+    args: &SuiteArgs,
+    suite_path: &Path,
+    models: Vec<String>,
+    calibrations: &[PathBuf],
+) -> Result<SuiteOptions> {
+    let here = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    let suite_dir = suite_path.parent().unwrap_or(Path::new("."));
+    Ok(SuiteOptions {
+        models,
+        toolchain: Toolchain::discover(&[&here, suite_dir]),
+        cache_dir: args.cache_dir.clone().unwrap_or_else(default_cache_dir),
+        launch_budget: match args.launch_budget {
+            0 => kerneltime::emulate::DEFAULT_LAUNCH_BUDGET,
+            n => n,
+        },
+        calibrations: calibrations
+            .iter()
+            .map(|p| super::predict::load_calibration(p))
+            .collect::<Result<_>>()?,
+        keep_inputs: None,
+    })
+}
+
+pub fn run(
+    args: &SuiteArgs,
+    suite_path: &Path,
+    model: &str,
+    calibrations: &[PathBuf],
+    json: bool,
+) -> Result<()> {
     let models: Vec<String> = if model == "all" {
         ModelId::from_ptx().map(|m| m.name().to_string()).collect()
     } else if let Some(m) = ModelId::ptx_model(model) {
@@ -65,17 +97,7 @@ pub fn run(args: &SuiteArgs, suite_path: &Path, model: &str, json: bool) -> Resu
         ));
     };
     let suite = Suite::load(suite_path)?;
-    let here = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-    let suite_dir = suite_path.parent().unwrap_or(Path::new("."));
-    let opts = SuiteOptions {
-        models,
-        toolchain: Toolchain::discover(&[&here, suite_dir]),
-        cache_dir: args.cache_dir.clone().unwrap_or_else(default_cache_dir),
-        launch_budget: match args.launch_budget {
-            0 => kerneltime::emulate::DEFAULT_LAUNCH_BUDGET,
-            n => n,
-        },
-    };
+    let opts = options(args, suite_path, models, calibrations)?;
     let e = evaluate_suite(&suite, &opts, &Bar::stderr())?;
     if let Some(dir) = &args.out {
         kerneltime::error::create_output_dir(dir)?;
@@ -109,9 +131,11 @@ pub fn table(e: &SuiteEvaluation) -> String {
         "{}: {} cases, {} distinct launches; compilations: {} ({} from the cache, {} compiled, {} failed)",
         e.suite, e.cases, e.launches, c.units, c.from_cache, c.compiled, c.failed
     );
+    // Model names: 9 columns, or the longest (`trace (calibrated)`).
+    let mw = e.groups.iter().map(|g| g.model.len()).fold(9, usize::max);
     let _ = writeln!(
         s,
-        "{:<14} {:<26} {:<9} {:>6} {:>6} {:>8} {:>9} {:>8} {:>7} {:>8}",
+        "{:<14} {:<26} {:<mw$} {:>6} {:>6} {:>8} {:>9} {:>8} {:>7} {:>8}",
         "dataset",
         "device",
         "model",
@@ -126,7 +150,7 @@ pub fn table(e: &SuiteEvaluation) -> String {
     for g in &e.groups {
         let _ = writeln!(
             s,
-            "{:<14} {:<26} {:<9} {:>6} {:>6} {:>8} {:>9} {:>8} {:>7} {:>8}",
+            "{:<14} {:<26} {:<mw$} {:>6} {:>6} {:>8} {:>9} {:>8} {:>7} {:>8}",
             g.dataset,
             g.device,
             g.model,

@@ -955,3 +955,165 @@ measured_us = 3.0
     let v = run("32000000");
     assert_eq!(v["groups"][0]["n"].as_u64(), Some(1), "{v}");
 }
+
+/// The trace model's time and launch overhead for a `scale` launch, through `predict`.
+fn predicted_with_overhead(device: &str, n: u64) -> (f64, f64) {
+    let grid = n.div_ceil(256).to_string();
+    let arg = format!("3={n}");
+    let v = json(&[
+        "predict",
+        "--model",
+        "trace",
+        "--device",
+        device,
+        "--ptx",
+        &ptx(),
+        "--entry",
+        "scale",
+        "--grid",
+        &grid,
+        "--block",
+        "256",
+        "--arg",
+        &arg,
+        "--arg",
+        "2=2.0",
+        "--json",
+    ]);
+    let overhead = v["breakdown"]["launch_overhead_us"]
+        .as_f64()
+        .expect("launch_overhead_us in the breakdown");
+    (v["time_us"].as_f64().expect("time_us"), overhead)
+}
+
+#[test]
+fn a_suite_calibrates_trace_and_the_calibration_applies_by_name() {
+    // Launches of `scale` on two GPUs whose "measured" times are the trace model's with a
+    // hand-chosen time scale (0.8) on the simulated time without the launch overhead and twice
+    // the architecture's overhead: t = 0.8 (T - L) + 2 L. The suite's rows keep their
+    // simulation, so the fit is linear in both and must find them; the latency scales are
+    // held at 1.
+    let (scale, overhead) = (0.8, 2.0);
+    let dir = temp_dir("suite-calibrate");
+    let mut text = format!(
+        "[defaults]\ndataset = \"tiny\"\nptx = \"{}\"\nentry = \"scale\"\nname = \"scale-kernel\"\nblock = 256\n",
+        ptx()
+    );
+    let mut spread = Vec::new();
+    for device in ["RTX 2080 Ti", "GTX 680"] {
+        for n in [1u64 << 12, 1 << 16, 1 << 20, 1 << 23] {
+            let (t, l) = predicted_with_overhead(device, n);
+            let measured = scale * (t - l) + overhead * l;
+            spread.push((t / measured - 1.0).abs());
+            text += &format!(
+                "\n[[case]]\nid = \"{device} {n}\"\ndevice = \"{device}\"\ngrid = {}\nargs = {{ 3 = {n}, 2 = 2.0 }}\nmeasured_us = {measured:?}\n",
+                n.div_ceil(256)
+            );
+        }
+    }
+    let suite = write(&dir, "cal.toml", &text);
+    let cache = dir.join("cache");
+    let cal = dir.join("global.toml");
+    let c = json(&[
+        "calibrate",
+        "--model",
+        "trace",
+        "--suite",
+        suite.to_str().unwrap(),
+        "--scope",
+        "global,kernel",
+        "--folds",
+        "0",
+        "-o",
+        cal.to_str().unwrap(),
+        "--cache-dir",
+        cache.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(c["rows"], 8, "{c}");
+    let groups = c["groups"].as_array().unwrap();
+    let global = groups
+        .iter()
+        .find(|g| g["scope"] == "global")
+        .expect("a global group");
+    let p = &global["params"];
+    assert!(
+        (p["time_scale"].as_f64().unwrap() - scale).abs() < 1e-6,
+        "{p}"
+    );
+    assert!(
+        (p["launch_overhead_scale"].as_f64().unwrap() - overhead).abs() < 1e-6,
+        "{p}"
+    );
+    assert_eq!(p["dram_latency_scale"], 1.0);
+    assert_eq!(p["l2_latency_scale"], 1.0);
+    assert!(
+        global["warnings"].as_array().is_none_or(|w| w.is_empty()),
+        "{global}"
+    );
+    // Kernel groups go by the cases' `name`, not the PTX entry.
+    assert!(groups
+        .iter()
+        .filter(|g| g["scope"] == "kernel")
+        .all(|g| g["kernel"] == "scale-kernel"));
+    let notes = c["notes"].to_string();
+    assert!(
+        notes.contains("held, not fitted: dram_latency_scale, l2_latency_scale"),
+        "{notes}"
+    );
+
+    // Applied to the suite: the calibrated model is exact, the uncalibrated one is not.
+    let v = json(&[
+        "evaluate",
+        "--suite",
+        suite.to_str().unwrap(),
+        "--model",
+        "trace",
+        "--calibration",
+        cal.to_str().unwrap(),
+        "--json",
+        "--cache-dir",
+        cache.to_str().unwrap(),
+    ]);
+    let all = |model: &str| {
+        v["groups"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|g| g["device"] == "all" && g["model"] == model)
+            .unwrap_or_else(|| panic!("no pooled group for {model}: {v}"))
+            .clone()
+    };
+    let calibrated = all("trace (calibrated)");
+    assert_eq!(calibrated["n"], 8);
+    assert!(calibrated["mape"].as_f64().unwrap() < 1e-6, "{calibrated}");
+    let mean = spread.iter().sum::<f64>() / spread.len() as f64;
+    let uncalibrated = all("trace")["mape"].as_f64().unwrap();
+    assert!(
+        (uncalibrated - mean).abs() < 1e-9,
+        "{uncalibrated} vs {mean}"
+    );
+    assert!(uncalibrated > 0.05, "{uncalibrated}");
+
+    // A calibration of another model is refused, in one sentence.
+    let wrong = write(
+        &dir,
+        "wu.toml",
+        &std::fs::read_to_string(&cal)
+            .unwrap()
+            .replacen("model = \"trace\"", "model = \"wu\"", 1),
+    );
+    let (code, _, err) = run(&[
+        "evaluate",
+        "--suite",
+        suite.to_str().unwrap(),
+        "--model",
+        "trace",
+        "--calibration",
+        wrong.to_str().unwrap(),
+        "--cache-dir",
+        cache.to_str().unwrap(),
+    ]);
+    assert_ne!(code, 0);
+    assert!(err.contains("wu"), "{err}");
+}

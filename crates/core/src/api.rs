@@ -57,7 +57,7 @@ use crate::fit::calibrate::CalibrationFile;
 use crate::model::bounds::{self, LowerBound};
 use crate::model::from_trace::{self, PtxFigures, PtxRequest, TraceMix};
 use crate::model::puchala::PuchalaInputs;
-use crate::model::registry::{model, ModelId, Source};
+use crate::model::registry::{model, Inputs, ModelId, Source};
 use crate::model::Prediction;
 use crate::workload::counters::{self, KernelCounters};
 use kerneltime_ptx::ast::Module;
@@ -293,6 +293,11 @@ pub struct ModelsReport {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub recommended: Option<Recommended>,
     pub notes: Vec<String>,
+    /// Each model's inputs for this launch (the trace model's with its simulation), so that
+    /// calibrated parameters can be applied without emulating or simulating again (a suite's
+    /// calibrations).
+    #[serde(skip)]
+    pub inputs: Vec<(ModelId, Inputs)>,
 }
 
 /// The recommended answer among several models' predictions of one PTX launch.
@@ -382,13 +387,15 @@ pub fn predict_models(
     })?;
     let mut predictions = Vec::new();
     let mut errors = Vec::new();
+    let mut inputs = Vec::new();
     for &id in models {
-        match predict_source(&Source::Ptx(&f), Some(device), id, options, &kernel.name()) {
-            Ok(mut p) => {
+        match predict_source_keeping(&Source::Ptx(&f), Some(device), id, options, &kernel.name()) {
+            Ok((mut p, i)) => {
                 if p.launch.is_none() {
                     p.launch = f.trace.launch;
                 }
                 predictions.push(p);
+                inputs.push((id, i));
             }
             Err(e) if models.len() == 1 => return Err(e),
             Err(e) => errors.push(ModelError {
@@ -429,6 +436,7 @@ pub fn predict_models(
         bound_violations,
         recommended,
         notes,
+        inputs,
     })
 }
 
@@ -519,6 +527,17 @@ pub fn predict_source(
     options: &Options,
     kernel_name: &str,
 ) -> Result<Prediction> {
+    predict_source_keeping(source, device, id, options, kernel_name).map(|(p, _)| p)
+}
+
+/// [`predict_source`] with the model's inputs it built.
+fn predict_source_keeping(
+    source: &Source<'_>,
+    device: Option<&Device>,
+    id: ModelId,
+    options: &Options,
+    kernel_name: &str,
+) -> Result<(Prediction, Inputs)> {
     let m = model(id);
     let (inputs, notes) = m.inputs(source, device)?;
     let params = match &options.calibration {
@@ -534,7 +553,7 @@ pub fn predict_source(
     if let Some((_, note)) = params {
         p.notes.push(note);
     }
-    Ok(p)
+    Ok((p, inputs))
 }
 
 /// Refuses a prediction whose time is not a finite, non-negative number of at most a year, naming

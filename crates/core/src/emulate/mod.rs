@@ -234,6 +234,26 @@ fn instr_regs(d: &DInst) -> InstrRegs {
 }
 
 impl Emulation {
+    /// This emulation without its warp traces, sampled blocks and register table: what a kept
+    /// simulation's inputs hold on to (nothing can be simulated from it again).
+    pub fn without_traces(&self) -> Emulation {
+        Emulation {
+            entry: self.entry.clone(),
+            launch: self.launch,
+            warps: Vec::new(),
+            sampled_blocks: Vec::new(),
+            params: self.params.clone(),
+            shared_bytes_static: self.shared_bytes_static,
+            notes: self.notes.clone(),
+            regs: Vec::new(),
+            wave: Vec::new(),
+            above: None,
+            unknown: self.unknown,
+            data_dependence: self.data_dependence.clone(),
+            footprint: std::sync::OnceLock::new(),
+            parallelism: std::sync::OnceLock::new(),
+        }
+    }
     /// The traces of one sampled block.
     pub fn block_warps(&self, linear: u64) -> impl Iterator<Item = &WarpTrace> {
         self.warps.iter().filter(move |w| w.block_linear == linear)

@@ -218,6 +218,67 @@ mod tests {
     }
 
     #[test]
+    fn rows_that_keep_their_simulation_fit_time_and_overhead_scales_exactly() {
+        // As a suite's rows: each keeps its uncalibrated simulation and an emulation without
+        // traces. The measured times are t = 0.8 (T - L) + 2.5 L, linear in both scales.
+        let src = source();
+        let mut ms = rows();
+        let p = prepare_with(&ms, ModelId::Trace, None, Some(&src)).unwrap();
+        let d = p.devices[0].clone();
+        let overhead = crate::device::latencies::for_device(&d)
+            .unwrap()
+            .values
+            .launch_overhead_us;
+        let mut kept = p.clone();
+        for (r, m) in kept.rows.iter_mut().zip(ms.iter_mut()) {
+            let Inputs::Trace(t) = &mut r.inputs else {
+                panic!("trace rows")
+            };
+            let full = crate::model::registry::model(ModelId::Trace)
+                .predict(Some(&d), &Inputs::Trace(t.clone()), None)
+                .unwrap();
+            let slim = Arc::new(t.emulation.without_traces());
+            t.emulation = slim;
+            t.simulated = Some(Box::new(full.clone()));
+            r.measured_us = 0.8 * (full.time_us - overhead) + 2.5 * overhead;
+            m.time_us = r.measured_us;
+        }
+        // With the latency scales at 1 the kept simulation serves; others need the traces.
+        let r = &kept.rows[4];
+        let t = predict_row(ModelId::Trace, &d, r, Some(&[1.0, 1.0, 2.5, 0.8])).unwrap();
+        assert!((t / r.measured_us - 1.0).abs() < 1e-12);
+        let e = predict_row(ModelId::Trace, &d, r, Some(&[2.0, 1.0, 1.0, 1.0])).unwrap_err();
+        assert!(e.to_string().contains("kept only its simulation"), "{e}");
+        let opts = CalibrateOptions {
+            scopes: vec![Scope::Kernel],
+            folds: 3,
+            bootstrap: 0,
+            ..CalibrateOptions::default()
+        };
+        let c = calibrate(ModelId::Trace, &kept, &opts, "kept").unwrap();
+        let g = &c.groups[0];
+        let q: Vec<f64> = params_of(ModelId::Trace)
+            .iter()
+            .map(|s| g.params[s.name])
+            .collect();
+        assert_eq!(&q[..2], &[1.0, 1.0]);
+        assert!(
+            (q[2] - 2.5).abs() < 1e-6 && (q[3] - 0.8).abs() < 1e-6,
+            "{q:?}"
+        );
+        assert!(g.mape_train < 1e-9 && g.mape_cv.unwrap() < 1e-9, "{g:?}");
+        // Neither held latency scale is reported as a flat direction.
+        assert!(g.warnings.is_empty(), "{:?}", g.warnings);
+        assert!(
+            c.notes
+                .iter()
+                .any(|n| n.starts_with("held, not fitted: dram_latency_scale, l2_latency_scale")),
+            "{:?}",
+            c.notes
+        );
+    }
+
+    #[test]
     fn trace_calibration_recovers_its_own_parameters() {
         let src = source();
         let truth = [1.6, 0.7, 4.0];
@@ -252,6 +313,8 @@ mod tests {
             .collect();
         assert!((q[0] - truth[0]).abs() <= 3e-2 * truth[0], "{q:?}");
         assert!((q[2] - truth[2]).abs() <= 5e-3 * truth[2], "{q:?}");
+        // Held, not fitted, on rows a new simulation serves.
+        assert_eq!(q[3], 1.0);
         // The L2 latency is hidden on dwt_matrix (its L2 hits overlap other work), so only
         // the times it produces are checked: within 0.5 % of the truth's on every row.
         for r in &p.rows {

@@ -20,24 +20,28 @@ pub const PARAMS: &[ParamSpec] = &[
         lower: 0.1,
         upper: 10.0,
         start: 1.0,
+        absent: None,
     },
     ParamSpec {
         name: "departure_delay_scale",
         lower: 0.1,
         upper: 50.0,
         start: 1.0,
+        absent: None,
     },
     ParamSpec {
         name: "arithmetic_latency_scale",
         lower: 0.1,
         upper: 10.0,
         start: 1.0,
+        absent: None,
     },
     ParamSpec {
         name: "launch_overhead_scale",
         lower: 0.0,
         upper: 30.0,
         start: 1.0,
+        absent: None,
     },
 ];
 

@@ -359,12 +359,14 @@ pub const PARAMS: &[ParamSpec] = &[
         lower: 0.0,
         upper: f64::MAX,
         start: 0.0,
+        absent: None,
     },
     ParamSpec {
         name: "beta_us",
         lower: 0.0,
         upper: f64::MAX,
         start: 0.0,
+        absent: None,
     },
 ];
 

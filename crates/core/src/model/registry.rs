@@ -156,6 +156,9 @@ pub struct ParamSpec {
     pub upper: f64,
     /// Where a fit starts.
     pub start: f64,
+    /// The value a calibration file written before this parameter existed stands for (`None`:
+    /// such a file is refused).
+    pub absent: Option<f64>,
 }
 
 /// A model's inputs, prepared for one device: one variant per model.

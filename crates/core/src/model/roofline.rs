@@ -136,18 +136,21 @@ pub const PARAMS: &[ParamSpec] = &[
         lower: 0.001,
         upper: 1.0,
         start: 0.5,
+        absent: None,
     },
     ParamSpec {
         name: "memory_efficiency",
         lower: 0.001,
         upper: 1.0,
         start: 0.5,
+        absent: None,
     },
     ParamSpec {
         name: "launch_overhead_scale",
         lower: 0.0,
         upper: 30.0,
         start: 1.0,
+        absent: None,
     },
 ];
 

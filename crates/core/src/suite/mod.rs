@@ -24,6 +24,8 @@
 //! options = ["-std=c++11"]            # passed to the compiler as written
 //! include = ["stub"]                  # include directories
 //! entry = "saxpy"                     # the kernel; a C++ source name finds its mangled entry
+//! name = "saxpy"                      # optional: the kernel in calibrations (kernel scopes)
+//!                                     #   and reports; default: `entry` as written
 //! grid = [4096, 1, 1]                 # 1 to 3 numbers, one number, or "X,Y,Z"
 //! block = [256]
 //! args = { n = 1048576, 1 = "2.5" }   # by PTX parameter name, short name (param_3) or index
@@ -88,6 +90,7 @@
 //! Compilation goes through [`compile`] (external toolchain processes, cached on disk). This
 //! module does not draw tables or write files: the command line does.
 
+mod calibrate;
 pub mod compile;
 mod read;
 pub mod run;
@@ -101,6 +104,7 @@ use std::path::{Path, PathBuf};
 use crate::emulate::{DataArg, LaunchDims};
 use crate::error::Result;
 
+pub use calibrate::calibration_rows;
 pub use compile::{Compiler, Toolchain};
 pub use run::{evaluate_suite, reason, CaseResult, Failure, ModelOutcome, SuiteOptions};
 pub use summary::{
@@ -138,6 +142,9 @@ pub struct Case {
     pub dataset: String,
     pub kernel: KernelSource,
     pub entry: String,
+    /// What calibrations (their kernel-scope groups) and reports call the kernel: the `name`
+    /// field, by default `entry` as written.
+    pub name: String,
     pub launch: LaunchDims,
     /// Kernel arguments as `NAME=VALUE`, in the form `emulate::resolve_args` takes.
     pub args: Vec<String>,

@@ -26,6 +26,7 @@ const CASE_KEYS: &[&str] = &[
     "options",
     "include",
     "entry",
+    "name",
     "grid",
     "block",
     "args",
@@ -408,6 +409,10 @@ fn read_case(
     if entry.is_empty() {
         return Err(at.err("entry", "must name a kernel"));
     }
+    let name = match get("name") {
+        Some(v) => text(v, "name", at)?.trim().to_string(),
+        None => entry.clone(),
+    };
     let launch = LaunchDims {
         grid: dims(need("grid")?, "grid", at)?,
         block: dims(need("block")?, "block", at)?,
@@ -449,6 +454,7 @@ fn read_case(
         },
         kernel,
         entry,
+        name,
         launch,
         args,
         data,

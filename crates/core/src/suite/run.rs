@@ -19,6 +19,9 @@ use crate::api::{self, Kernel};
 use crate::device::{catalogue, Device};
 use crate::emulate::{emulate_with, BufferHint, KernelArg, Options};
 use crate::error::{Error, Result};
+use crate::fit::calibrate::CalibrationFile;
+use crate::model::registry::Inputs;
+use crate::model::trace_sim::TraceInputs;
 use crate::model::ModelId;
 use crate::progress::Progress;
 use crate::ptx::ast::Module;
@@ -36,6 +39,7 @@ pub mod reason {
     pub const RESOURCES: &str = "no resource report";
     pub const EMULATION: &str = "emulation error";
     pub const MODEL: &str = "model error";
+    pub const NO_CALIBRATION: &str = "no calibration group";
 }
 
 /// How to run a suite.
@@ -48,6 +52,41 @@ pub struct SuiteOptions {
     pub cache_dir: PathBuf,
     /// Most warp instructions one launch's emulation may issue (`emulate::Options`).
     pub launch_budget: u64,
+    /// Calibrations to apply to models of `models`: each case also gets the model's calibrated
+    /// time, as the model [`SuiteOptions::calibrated_name`], with the group the case's device
+    /// and `name` take (`fit::calibrate::Calibration::lookup`).
+    pub calibrations: Vec<CalibrationFile>,
+    /// Keep this model's inputs in every case's result (`CaseResult::inputs`; the trace model's
+    /// without the warp traces, which only a new simulation reads), for [`calibration_rows`](super::calibration_rows).
+    pub keep_inputs: Option<ModelId>,
+}
+
+impl SuiteOptions {
+    /// Every model name of the results: the requested models, then each calibration's.
+    pub fn result_models(&self) -> Vec<String> {
+        let mut out = self.models.clone();
+        out.extend((0..self.calibrations.len()).map(|k| self.calibrated_name(k)));
+        out
+    }
+
+    /// The name calibration `k`'s results go by: `MODEL (calibrated)`, or with several
+    /// calibrations of one model (scopes side by side) `MODEL (calibrated NAME)`, NAME the
+    /// calibration's (its file stem).
+    pub fn calibrated_name(&self, k: usize) -> String {
+        let c = &self.calibrations[k];
+        let model = c.calibration.model;
+        let several = self
+            .calibrations
+            .iter()
+            .filter(|o| o.calibration.model == model)
+            .count()
+            > 1;
+        if several {
+            format!("{} (calibrated {})", model.name(), c.name)
+        } else {
+            format!("{} (calibrated)", model.name())
+        }
+    }
 }
 
 /// Why a model has no prediction for a case.
@@ -79,6 +118,8 @@ pub struct CaseResult {
     pub models: Vec<ModelOutcome>,
     /// What a reader of this case should know (assumptions, unused hints).
     pub notes: Vec<String>,
+    /// The inputs of `SuiteOptions::keep_inputs`'s model, when it predicted this case.
+    pub inputs: Option<Inputs>,
 }
 
 impl CaseResult {
@@ -140,6 +181,22 @@ pub fn evaluate_suite(
     if opts.models.is_empty() {
         return Err(Error::invalid("model", "give at least one model"));
     }
+    for c in &opts.calibrations {
+        if !opts
+            .models
+            .iter()
+            .any(|m| ModelId::ptx_model(m) == Some(c.calibration.model))
+        {
+            return Err(Error::invalid(
+                "calibration",
+                format!(
+                    "{} calibrates {}, which the suite's run does not evaluate",
+                    c.origin, c.calibration.model
+                ),
+            ));
+        }
+    }
+    let all_models = opts.result_models();
     let cases = &suite.cases;
     let mut results: Vec<CaseResult> = cases
         .iter()
@@ -149,8 +206,7 @@ pub fn evaluate_suite(
             device: c.device.to_string(),
             entry: c.entry.clone(),
             measured_us: c.measured_us,
-            models: opts
-                .models
+            models: all_models
                 .iter()
                 .map(|m| ModelOutcome {
                     model: m.clone(),
@@ -161,6 +217,7 @@ pub fn evaluate_suite(
                 })
                 .collect(),
             notes: Vec::new(),
+            inputs: None,
         })
         .collect();
 
@@ -313,9 +370,9 @@ pub fn evaluate_suite(
     Ok(SuiteEvaluation {
         suite: suite.file.display().to_string(),
         cases: cases.len(),
-        models: opts.models.clone(),
+        models: all_models.clone(),
         launches: jobs.len(),
-        groups: summary::groups(&results, &opts.models)?,
+        groups: summary::groups(&results, &all_models)?,
         failures: summary::failures(&results),
         compile: stats,
         notes,
@@ -542,7 +599,7 @@ fn run_job(
         .filter_map(|m| ModelId::ptx_model(m))
         .collect();
     // Predictions per (device, resources): cases on the same GPU with the same resources share.
-    let mut memo: Vec<(PredictKey, Vec<ModelResult>)> = Vec::new();
+    let mut memo: Vec<(PredictKey, Predicted)> = Vec::new();
     for (k, &i) in members.iter().enumerate() {
         let c = &cases[i];
         let r = &mut out[k].1;
@@ -564,7 +621,7 @@ fn run_job(
             }
         };
         let key = (device.name.clone(), resources.clone());
-        let outcomes = match memo.iter().find(|(k, _)| *k == key) {
+        let (outcomes, inputs) = match memo.iter().find(|(k, _)| *k == key) {
             Some((_, o)) => o.clone(),
             None => {
                 let o = predict_all(&device, &em, &models, resources);
@@ -572,6 +629,17 @@ fn run_job(
                 o
             }
         };
+        let calibrated = opts
+            .calibrations
+            .iter()
+            .map(|cal| calibrated_time(cal, &device, &c.name, &inputs));
+        let outcomes: Vec<ModelResult> = outcomes.into_iter().chain(calibrated).collect();
+        if let Some(keep) = opts.keep_inputs {
+            r.inputs = inputs
+                .iter()
+                .find(|(m, _)| *m == keep)
+                .map(|(_, i)| without_traces(i));
+        }
         let link_us = if c.mapped_host.is_empty() {
             None
         } else {
@@ -597,13 +665,60 @@ fn run_job(
     out
 }
 
-/// Every model on one launch and device: a time or a failure per model.
+/// A launch's times (or failures) per model on one device, and the inputs of the models that
+/// predicted it.
+type Predicted = (Vec<ModelResult>, Vec<(ModelId, Inputs)>);
+
+/// A calibrated model's time from its inputs on a device (a failure when the calibration has no
+/// group for the device and kernel, or the model did not predict the case).
+fn calibrated_time(
+    cal: &CalibrationFile,
+    device: &Device,
+    kernel: &str,
+    inputs: &[(ModelId, Inputs)],
+) -> ModelResult {
+    let model = cal.calibration.model;
+    let fail = |reason: &str, m: String| Failure {
+        reason: reason.into(),
+        message: m,
+    };
+    let Some((_, i)) = inputs.iter().find(|(m, _)| *m == model) else {
+        return Err(fail(
+            reason::MODEL,
+            format!("{model} has no uncalibrated prediction to calibrate"),
+        ));
+    };
+    let (q, _) = cal
+        .params_for(model, Some(device), kernel)
+        .map_err(|e| fail(reason::NO_CALIBRATION, e.to_string()))?;
+    match crate::model::registry::model(model).time_us(Some(device), i, Some(&q)) {
+        Ok(t) if t.is_finite() && t > 0.0 => Ok(t),
+        Ok(t) => Err(fail(reason::MODEL, format!("predicted {t} us"))),
+        Err(e) => Err(fail(reason::MODEL, e.to_string())),
+    }
+}
+
+/// Inputs to keep past the launch's job: the trace model's without the warp traces (an
+/// emulation can hold gigabytes of them; its kept simulation is what calibrated parameters that
+/// leave the latencies alone read).
+fn without_traces(inputs: &Inputs) -> Inputs {
+    match inputs {
+        Inputs::Trace(t) => Inputs::Trace(Box::new(TraceInputs {
+            emulation: Arc::new(t.emulation.without_traces()),
+            ..(**t).clone()
+        })),
+        other => other.clone(),
+    }
+}
+
+/// Every model on one launch and device: a time or a failure per model, and the inputs of those
+/// that predicted.
 fn predict_all(
     device: &Device,
     em: &Arc<crate::emulate::Emulation>,
     models: &[ModelId],
     resources: Option<KernelResources>,
-) -> Vec<ModelResult> {
+) -> Predicted {
     let kernel = Kernel::Emulated {
         emulation: em.clone(),
         resources,
@@ -615,29 +730,36 @@ fn predict_all(
     };
     // One model at a time would repeat the trace simulation; with several, `predict_models`
     // runs it once and lists the others' errors.
-    let report = if models.len() == 1 {
-        api::predict_models(&kernel, device, models, &options).map(|r| (r.predictions, Vec::new()))
-    } else {
-        api::predict_models(&kernel, device, models, &options).map(|r| (r.predictions, r.errors))
-    };
+    let report = api::predict_models(&kernel, device, models, &options);
     match report {
-        Err(e) => models.iter().map(|_| Err(fail(e.to_string()))).collect(),
-        Ok((predictions, errors)) => models
-            .iter()
-            .map(|m| {
-                if let Some(p) = predictions.iter().find(|p| p.model == *m) {
-                    if p.time_us.is_finite() && p.time_us > 0.0 {
-                        Ok(p.time_us)
+        Err(e) => (
+            models.iter().map(|_| Err(fail(e.to_string()))).collect(),
+            Vec::new(),
+        ),
+        Ok(api::ModelsReport {
+            predictions,
+            errors,
+            inputs,
+            ..
+        }) => (
+            models
+                .iter()
+                .map(|m| {
+                    if let Some(p) = predictions.iter().find(|p| p.model == *m) {
+                        if p.time_us.is_finite() && p.time_us > 0.0 {
+                            Ok(p.time_us)
+                        } else {
+                            Err(fail(format!("predicted {} us", p.time_us)))
+                        }
+                    } else if let Some(e) = errors.iter().find(|e| e.model == *m) {
+                        Err(fail(e.error.clone()))
                     } else {
-                        Err(fail(format!("predicted {} us", p.time_us)))
+                        Err(fail("the model gave no prediction".into()))
                     }
-                } else if let Some(e) = errors.iter().find(|e| e.model == *m) {
-                    Err(fail(e.error.clone()))
-                } else {
-                    Err(fail("the model gave no prediction".into()))
-                }
-            })
-            .collect(),
+                })
+                .collect(),
+            inputs,
+        ),
     }
 }
 

@@ -359,6 +359,10 @@ impl Calibration {
             let what = g.label(file_scope);
             for s in specs {
                 if !g.params.contains_key(s.name) {
+                    if let Some(v) = s.absent {
+                        g.params.insert(s.name.to_string(), v);
+                        continue;
+                    }
                     return Err(Error::file(
                         origin,
                         format!(
@@ -703,6 +707,42 @@ launch_overhead_scale = 1.2
             e.contains("launch_overhead_scale") && e.contains("Tesla K20c"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn a_trace_file_from_before_the_time_scale_loads_with_scale_one() {
+        let text = r#"model = "trace"
+scopes = ["global"]
+measurements = "m.csv"
+rows = 10
+folds = 0
+bootstrap = 0
+seed = 0
+objective = "x"
+parameters = []
+
+[[groups]]
+scope = "global"
+n = 10
+points = 5
+mape_train = 0.1
+max_error_train = 0.2
+
+[groups.params]
+dram_latency_scale = 1.5
+l2_latency_scale = 0.9
+launch_overhead_scale = 2.0
+"#;
+        let c = Calibration::from_toml(text, "old-trace.toml").unwrap();
+        assert_eq!(
+            c.params_for(dev("Tesla K20c"), "k").unwrap(),
+            vec![1.5, 0.9, 2.0, 1.0]
+        );
+        // A parameter without a stand-in value is still required.
+        let e = Calibration::from_toml(&text.replace("l2_latency_scale = 0.9\n", ""), "x.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("l2_latency_scale"), "{e}");
     }
 
     #[test]

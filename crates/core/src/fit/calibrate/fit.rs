@@ -99,6 +99,55 @@ pub fn fit_rows_from(
     Ok(best.map(|b| b.0).unwrap_or_default())
 }
 
+/// The parameters a fit of `rows` holds at a value rather than fits (indices into the model's
+/// parameters): puchala's `t_p` when the rows carry launch API times (puchala2022 section 5.3:
+/// the median), the trace model's latency scales on rows simulated once and its time scale
+/// otherwise.
+pub(super) fn fixed_params(model: ModelId, rows: &[&Row]) -> Vec<usize> {
+    match model {
+        ModelId::Puchala if rows.iter().any(|r| r.launch_api_us.is_some()) => vec![0],
+        ModelId::Trace if simulated_once(rows) => vec![0, 1],
+        ModelId::Trace => vec![3],
+        _ => Vec::new(),
+    }
+}
+
+/// Whether every row carries its simulation (a suite's cases: the PTX path simulated each launch
+/// once for every model). Searching the latency scales would simulate every row again for each
+/// trial (about 50 ms a case on the development suites), so such rows fit the two parameters
+/// that act on the simulated time, with the latency scales at 1.
+fn simulated_once(rows: &[&Row]) -> bool {
+    rows.iter()
+        .all(|r| matches!(&r.inputs, Inputs::Trace(t) if t.simulated.is_some()))
+}
+
+/// The trace fit of rows simulated once: with the simulated times `T_i` (overhead included),
+/// the architectures' overheads `L_i` and measured `m_i`, the time scale `a` and the overhead
+/// scale `o` minimise `sum ((a (T_i - L_i) + o L_i) / m_i - 1)^2`, linear in both: non-negative
+/// least squares, then each clamped to its bounds.
+fn fit_trace_simulated(devices: &[Device], rows: &[&Row]) -> Result<Vec<f64>> {
+    let specs = params_of(ModelId::Trace);
+    let mut a = crate::fit::Matrix::zeros(rows.len(), 2);
+    let mut b = vec![0.0; rows.len()];
+    for (i, r) in rows.iter().enumerate() {
+        let t = predict_row(ModelId::Trace, &devices[r.device], r, None)?;
+        let l = match &r.inputs {
+            Inputs::Trace(x) => x.latencies.values.launch_overhead_us,
+            _ => 0.0,
+        };
+        a.set(i, 0, (t - l) / r.measured_us);
+        a.set(i, 1, l / r.measured_us);
+        b[i] = 1.0;
+    }
+    let x = crate::fit::nnls::nnls(&a, &b)?.x;
+    Ok(vec![
+        1.0,
+        1.0,
+        x[1].clamp(specs[2].lower, specs[2].upper),
+        x[0].clamp(specs[3].lower, specs[3].upper),
+    ])
+}
+
 /// The trace fit. The launch overhead scale enters linearly, so for given latency scales its best
 /// value is closed-form: with simulated times `s_i`, measured `m_i` and the devices' launch
 /// overheads `L_i`, `sum ((s_i + a L_i) / m_i - 1)^2` is least at
@@ -106,7 +155,11 @@ pub fn fit_rows_from(
 /// bounded Nelder-Mead then searches the two latency scales only, from a grid of starts (the
 /// simulated time is piecewise linear in the latencies, with kinks where a resource changes
 /// hands, so a single start can stop on a kink).
+/// The time scale stays 1 here: with the latency scales free it would trade against them.
 fn fit_trace(devices: &[Device], rows: &[&Row], extra_start: Option<&[f64]>) -> Result<Vec<f64>> {
+    if simulated_once(rows) {
+        return fit_trace_simulated(devices, rows);
+    }
     let specs = params_of(ModelId::Trace);
     let (o_lo, o_hi) = (specs[2].lower, specs[2].upper);
     let simulate = |q: &[f64]| -> Vec<Option<f64>> {
@@ -185,6 +238,7 @@ fn fit_trace(devices: &[Device], rows: &[&Row], extra_start: Option<&[f64]>) -> 
     let mut q = best.map(|b| b.0).unwrap_or_else(|| vec![1.0, 1.0]);
     let o = best_overhead(&simulate(&q));
     q.push(o);
+    q.push(1.0);
     Ok(q)
 }
 

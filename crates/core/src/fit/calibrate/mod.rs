@@ -24,9 +24,13 @@
 //!   puchala2022 section 5.3, and then not fitted), `t_m` (0..200 core cycles) and one scale on
 //!   every memory duration of the kernel program (0.05..20): the paper's own per-device
 //!   parameters.
-//! - `trace` (rows of the kernel a PTX kernel file names, `fit::trace_calibration`): a DRAM
-//!   latency scale and an L2 hit latency scale (0.2..5 each, on the device's latency table) and
-//!   a scale on the device's launch overhead (0..30) added to the simulated time.
+//! - `trace`: a DRAM latency scale and an L2 hit latency scale (0.2..5 each, on the device's
+//!   latency table), a scale on the device's launch overhead (0..30) added to the simulated time,
+//!   and a scale on the simulated time without that overhead (0.2..5). Rows of the kernel a PTX
+//!   kernel file names (`fit::trace_calibration`) are simulated again for each trial and fit the
+//!   first three (the time scale held at 1: it would trade against the latencies); rows that keep
+//!   their simulation (a suite's cases, `suite::calibration_rows`) fit the last two, linear in
+//!   them, with the latency scales held at 1.
 //!
 //! Fitting minimises the mean squared relative error `mean (t_model / t_measured - 1)^2` (so
 //! that short and long kernels weigh alike, as the MAPE does). `lslag` is linear in its

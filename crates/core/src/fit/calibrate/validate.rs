@@ -221,6 +221,19 @@ pub fn calibrate_with_progress(
             skipped_text(&prepared.skipped)
         ));
     }
+    let all: Vec<&Row> = prepared.rows.iter().collect();
+    let held: Vec<&str> = super::fit::fixed_params(model, &all)
+        .into_iter()
+        .map(|k| params_of(model)[k].name)
+        .collect();
+    if !held.is_empty() && !all.is_empty() {
+        let why = if model == ModelId::Trace && held.len() == 2 {
+            " (the rows keep their simulation, as a suite's cases do: other latencies would simulate every row again for each trial)"
+        } else {
+            ""
+        };
+        notes.push(format!("held, not fitted: {}{why}", held.join(", ")));
+    }
     notes.push(format!(
         "each fit uses at most {} rows (a seeded sample); errors are computed on every row of the group",
         options.max_fit_rows
@@ -330,11 +343,9 @@ fn fit_group(
         max_cv = Some(b);
     }
     let mut warnings = Vec::new();
-    // Launch API medians fix puchala's t_p (puchala2022 section 5.3): not a free parameter then.
-    let t_p_fixed =
-        model == ModelId::Puchala && fit_sample.iter().any(|r| r.launch_api_us.is_some());
+    let fixed = super::fit::fixed_params(model, &fit_sample);
     let free: Vec<usize> = (0..specs.len())
-        .filter(|&k| specs[k].lower < specs[k].upper && !(t_p_fixed && k == 0))
+        .filter(|&k| specs[k].lower < specs[k].upper && !fixed.contains(&k))
         .collect();
     if rows.len() <= free.len() {
         warnings.push(format!(

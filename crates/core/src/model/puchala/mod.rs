@@ -164,18 +164,21 @@ pub const PARAMS: &[ParamSpec] = &[
         lower: 0.0,
         upper: 100.0,
         start: 5.0,
+        absent: None,
     },
     ParamSpec {
         name: "t_m_cycles",
         lower: 0.0,
         upper: 200.0,
         start: 10.0,
+        absent: None,
     },
     ParamSpec {
         name: "memory_scale",
         lower: 0.05,
         upper: 20.0,
         start: 1.0,
+        absent: None,
     },
 ];
 

@@ -2441,28 +2441,70 @@ impl std::fmt::Debug for TraceInputs {
 }
 
 /// The trace model's free parameters, ratios to the device's own values: DRAM and L2 hit latency
-/// scales on the device's latency table, and a scale on the device's launch overhead
-/// (`analytical::launch_overhead_us`) added to the simulated time.
+/// scales on the device's latency table, a scale on the device's launch overhead
+/// (`analytical::launch_overhead_us`) added to the simulated time, and a scale on the simulated
+/// time without that overhead (the throughput the simulation misses or overstates, as a ratio;
+/// 1 in files written before it existed). The time with parameters `q` is
+/// `q[3] * (T(q[0], q[1]) - L) + q[2] * L` for the simulated time `T` (overhead included, raised
+/// to the launch's bound) and the architecture's overhead `L`.
 pub const PARAMS: &[ParamSpec] = &[
     ParamSpec {
         name: "dram_latency_scale",
         lower: 0.2,
         upper: 5.0,
         start: 1.0,
+        absent: None,
     },
     ParamSpec {
         name: "l2_latency_scale",
         lower: 0.2,
         upper: 5.0,
         start: 1.0,
+        absent: None,
     },
     ParamSpec {
         name: "launch_overhead_scale",
         lower: 0.0,
         upper: 30.0,
         start: 1.0,
+        absent: None,
+    },
+    ParamSpec {
+        name: "time_scale",
+        lower: 0.2,
+        upper: 5.0,
+        start: 1.0,
+        absent: Some(1.0),
     },
 ];
+
+/// Whether parameters leave the latency table as it is (a simulation already made serves).
+fn same_latencies(q: &[f64]) -> bool {
+    q[0] == 1.0 && q[1] == 1.0
+}
+
+/// A simulated time `time_us` (the architecture's `overhead_us` included) with the calibrated
+/// launch overhead and time scale of `q` (a vector of three, from before the time scale, has
+/// scale 1).
+fn calibrated_time(time_us: f64, overhead_us: f64, q: &[f64]) -> f64 {
+    let scale = q.get(3).copied().unwrap_or(1.0);
+    scale * (time_us - overhead_us) + q[2] * overhead_us
+}
+
+/// Refuses to simulate a launch whose inputs kept only its simulation
+/// (`Emulation::without_traces`).
+fn can_simulate(t: &TraceInputs) -> Result<()> {
+    if t.emulation.warps.is_empty() {
+        return Err(Error::invalid(
+            "calibration",
+            format!(
+                "`{}` kept only its simulation: latency scales other than 1 need the launch emulated again",
+                t.emulation.entry
+            ),
+        ));
+    }
+    Ok(())
+}
 
 /// The latency table with calibrated DRAM and L2 scales applied.
 fn calibrated_latencies(lat: &LatencyTable, q: &[f64]) -> LatencyTable {
@@ -2530,14 +2572,26 @@ impl Model for Trace {
                 None => Ok(predict(device, &t.emulation, t.resources, &t.latencies)?.0),
             },
             Some(q) => {
-                let lat = calibrated_latencies(&t.latencies, q);
-                let (mut p, r) = predict(device, &t.emulation, t.resources, &lat)?;
-                let launch_us = q[2] * r.launch_overhead_us;
-                p.time_us += launch_us - r.launch_overhead_us;
+                let (mut p, overhead) = match (&t.simulated, same_latencies(q)) {
+                    (Some(p), true) => ((**p).clone(), t.latencies.values.launch_overhead_us),
+                    _ => {
+                        can_simulate(t)?;
+                        let lat = calibrated_latencies(&t.latencies, q);
+                        let (p, r) = predict(device, &t.emulation, t.resources, &lat)?;
+                        (p, r.launch_overhead_us)
+                    }
+                };
+                let launch_us = q[2] * overhead;
+                p.time_us = calibrated_time(p.time_us, overhead, q);
                 p.notes.push(format!(
-                    "calibrated launch overhead {launch_us:.3} us ({} x the architecture's {:.3} us)",
-                    q[2], r.launch_overhead_us
+                    "calibrated launch overhead {launch_us:.3} us ({} x the architecture's {overhead:.3} us)",
+                    q[2]
                 ));
+                if let Some(scale) = q.get(3).filter(|s| **s != 1.0) {
+                    p.notes.push(format!(
+                        "calibrated time scale {scale} on the simulated time without the overhead"
+                    ));
+                }
                 Ok(p)
             }
         }
@@ -2551,12 +2605,25 @@ impl Model for Trace {
         let device = crate::model::analytical::need_device(device, "trace")?;
         let t = self.of(inputs)?;
         match params {
-            None => Ok(run_on(device, t.launch, &t.emulation, t.resources, &t.latencies)?.time_us),
-            Some(q) => {
-                let lat = calibrated_latencies(&t.latencies, q);
-                let r = run_on(device, t.launch, &t.emulation, t.resources, &lat)?;
-                Ok(r.time_us + (q[2] - 1.0) * r.launch_overhead_us)
-            }
+            None => match &t.simulated {
+                Some(p) => Ok(p.time_us),
+                None => {
+                    Ok(run_on(device, t.launch, &t.emulation, t.resources, &t.latencies)?.time_us)
+                }
+            },
+            Some(q) => match (&t.simulated, same_latencies(q)) {
+                (Some(p), true) => Ok(calibrated_time(
+                    p.time_us,
+                    t.latencies.values.launch_overhead_us,
+                    q,
+                )),
+                _ => {
+                    can_simulate(t)?;
+                    let lat = calibrated_latencies(&t.latencies, q);
+                    let r = run_on(device, t.launch, &t.emulation, t.resources, &lat)?;
+                    Ok(calibrated_time(r.time_us, r.launch_overhead_us, q))
+                }
+            },
         }
     }
 }
