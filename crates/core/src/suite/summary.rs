@@ -287,6 +287,7 @@ mod tests {
                 }),
             }],
             notes: vec![],
+            inputs: None,
         }
     }
 

@@ -1325,6 +1325,12 @@ pub enum Overlap {
 /// continuous dispatch (see [`run_with`]).
 pub const CONTINUOUS_MAX_EVENTS: usize = 200_000;
 
+/// Trace instructions of the representative block below which waves are simulated with
+/// continuous dispatch (at or above it, each wave is one round, eq 8), whether or not the round
+/// is overlapped with the caches ([`Overlap`]): the result must not depend on the machine's
+/// cores.
+pub const CONTINUOUS_MAX_TRACE_OPS: usize = 100_000;
+
 /// Trace instructions of the representative block from which [`Overlap::Auto`] overlaps.
 pub const OVERLAP_MIN_TRACE_OPS: usize = 100_000;
 
@@ -1499,7 +1505,7 @@ pub fn run_with(
     // `twin`: the warps of a kind (see `twins`), for the tail's compression too.
     let (pipeline_cycles, cache, traffic, twin, sim_ops, waves, activations_per_sector, costs) =
         if overlap {
-            let ((c, ops), produced, (aps, costs)) = overlapped_round(
+            let ((c, mut programs), produced, (aps, costs)) = overlapped_round(
                 &sim_warps,
                 &em.regs,
                 n_rep,
@@ -1517,7 +1523,11 @@ pub fn run_with(
                 traffic,
                 twin,
             } = produced;
-            (c, cache, traffic, twin, ops, None, aps, costs)
+            let ops = programs.ops();
+            let waves = (trace_ops < CONTINUOUS_MAX_TRACE_OPS)
+                .then(|| continuous_waves(&mut programs, c, full_waves, n_round, schedulers))
+                .flatten();
+            (c, cache, traffic, twin, ops, waves, aps, costs)
         } else {
             let activations_per_sector = row_pass();
             let costs = costs_for(main.1, activations_per_sector);
@@ -1531,24 +1541,9 @@ pub fn run_with(
             let mut programs = round::Programs::complete(&programs);
             let cycles = round::simulate(&mut programs, n_round as usize, schedulers);
             let ops = programs.ops();
-            // Blocks follow each other in their slots without waiting for a whole wave to end: up
-            // to three waves with continuous dispatch give the first waves exactly, and what each
-            // wave after the first added, what a further loaded wave costs (its fill and drain
-            // overlap its neighbours'). Only where that matters: for a large round, fill and drain
-            // are a small part of it.
-            let simulated = full_waves.min(3) as usize;
-            let waves = (full_waves >= 2
-                && ops * n_round as usize * simulated <= CONTINUOUS_MAX_EVENTS)
-                .then(|| {
-                    let end = round::simulate_waves(
-                        &mut programs,
-                        n_round as usize,
-                        simulated,
-                        schedulers,
-                    );
-                    let steady = (end - cycles).max(0.0) / (simulated - 1) as f64;
-                    (simulated as u64, end, steady)
-                });
+            let waves = (trace_ops < CONTINUOUS_MAX_TRACE_OPS)
+                .then(|| continuous_waves(&mut programs, cycles, full_waves, n_round, schedulers))
+                .flatten();
             (
                 cycles,
                 cache,
@@ -2012,7 +2007,7 @@ struct Produced {
 /// when the costs arrive. The bounds' traffic is summed there too, once the caches are done,
 /// while the round still runs.
 ///
-/// Returns ((pipeline cycles, operations), what the second thread found, (activations per
+/// Returns ((pipeline cycles, the programs, complete), what the second thread found, (activations per
 /// sector, costs)).
 #[allow(clippy::too_many_arguments)]
 fn overlapped_round(
@@ -2024,7 +2019,7 @@ fn overlapped_round(
     costs: impl FnOnce() -> (f64, Costs),
     n_round: u32,
     schedulers: u32,
-) -> ((f64, usize), Produced, (f64, Costs)) {
+) -> ((f64, round::Programs), Produced, (f64, Costs)) {
     let (mut feed, mut programs) = round::Feed::new(n_rep);
     let (costs_tx, costs_rx) = std::sync::mpsc::sync_channel::<(Costs, Vec<Option<usize>>)>(1);
     std::thread::scope(|scope| {
@@ -2164,8 +2159,32 @@ fn overlapped_round(
             Ok(cache) => cache,
             Err(panic) => std::panic::resume_unwind(panic),
         };
-        ((cycles, programs.ops()), cache, costs)
+        ((cycles, programs), cache, costs)
     })
+}
+
+/// Blocks follow each other in their slots without waiting for a whole wave to end: up to three
+/// waves with continuous dispatch give the first waves exactly, and what each wave after the
+/// first added, what a further loaded wave costs (its fill and drain overlap its neighbours',
+/// and blocks that started together drift out of step, so that one block's memory phase meets
+/// another's arithmetic). `None` for a launch of one wave, or when the events would pass
+/// [`CONTINUOUS_MAX_EVENTS`] (the caller also keeps it to blocks of fewer than
+/// [`CONTINUOUS_MAX_TRACE_OPS`] trace instructions); else (waves simulated, their end, a further wave's cycles), with
+/// `round_cycles` the one round already simulated.
+fn continuous_waves(
+    programs: &mut round::Programs,
+    round_cycles: f64,
+    full_waves: u64,
+    n_round: u32,
+    schedulers: u32,
+) -> Option<(u64, f64, f64)> {
+    let simulated = full_waves.min(3) as usize;
+    (full_waves >= 2 && programs.ops() * n_round as usize * simulated <= CONTINUOUS_MAX_EVENTS)
+        .then(|| {
+            let end = round::simulate_waves(programs, n_round as usize, simulated, schedulers);
+            let steady = (end - round_cycles).max(0.0) / (simulated - 1) as f64;
+            (simulated as u64, end, steady)
+        })
 }
 
 /// Predicts the launch's time from its emulation.
@@ -3015,6 +3034,10 @@ mod tests {
                 );
                 assert_eq!(r.cache, off.cache, "{entry}");
                 assert_eq!(r.sim_ops_per_warp, off.sim_ops_per_warp, "{entry}");
+                // The waves and the time too: continuous dispatch is decided by the trace,
+                // not by whether a second core took the caches.
+                assert_eq!(r.steady_wave_cycles, off.steady_wave_cycles, "{entry}");
+                assert_eq!(r.time_us.to_bits(), off.time_us.to_bits(), "{entry}");
             }
         }
     }
@@ -3105,10 +3128,10 @@ mod tests {
         assert_ne!(own[0], own[2]);
         assert_eq!(compress_all(&refs, &twin, &[], h, &lat, &costs), own);
         let expected = round::simulate(&mut round::Programs::complete(&own), 2, 4);
-        let ((cycles, ops), produced, _) =
+        let ((cycles, programs), produced, _) =
             overlapped_round(&refs, &[], 4, &setup, &lat, || (0.0, costs), 2, 4);
         assert_eq!(cycles.to_bits(), expected.to_bits());
-        assert_eq!(ops, own.iter().map(Vec::len).sum::<usize>());
+        assert_eq!(programs.ops(), own.iter().map(Vec::len).sum::<usize>());
         assert_eq!(produced.cache, cache);
     }
 
