@@ -18,6 +18,11 @@ fn ptx() -> String {
 
 /// The trace model's time for a `scale` launch, through `predict` (not the suite code).
 fn predicted_us(device: &str, n: u64) -> f64 {
+    predicted_with_overhead(device, n).0
+}
+
+/// The trace model's time and launch overhead for a `scale` launch, through `predict`.
+fn predicted_with_overhead(device: &str, n: u64) -> (f64, f64) {
     let grid = n.div_ceil(256).to_string();
     let arg = format!("3={n}");
     let v = json(&[
@@ -40,7 +45,10 @@ fn predicted_us(device: &str, n: u64) -> f64 {
         "2=2.0",
         "--json",
     ]);
-    v["time_us"].as_f64().expect("time_us")
+    let overhead = v["breakdown"]["launch_overhead_us"]
+        .as_f64()
+        .expect("launch_overhead_us in the breakdown");
+    (v["time_us"].as_f64().expect("time_us"), overhead)
 }
 
 /// `evaluate --suite SUITE --model trace --json --out OUT --cache-dir CACHE`, which must succeed.
@@ -954,36 +962,6 @@ measured_us = 3.0
     assert_eq!(g["failures"]["emulation error"], 1, "{v}");
     let v = run("32000000");
     assert_eq!(v["groups"][0]["n"].as_u64(), Some(1), "{v}");
-}
-
-/// The trace model's time and launch overhead for a `scale` launch, through `predict`.
-fn predicted_with_overhead(device: &str, n: u64) -> (f64, f64) {
-    let grid = n.div_ceil(256).to_string();
-    let arg = format!("3={n}");
-    let v = json(&[
-        "predict",
-        "--model",
-        "trace",
-        "--device",
-        device,
-        "--ptx",
-        &ptx(),
-        "--entry",
-        "scale",
-        "--grid",
-        &grid,
-        "--block",
-        "256",
-        "--arg",
-        &arg,
-        "--arg",
-        "2=2.0",
-        "--json",
-    ]);
-    let overhead = v["breakdown"]["launch_overhead_us"]
-        .as_f64()
-        .expect("launch_overhead_us in the breakdown");
-    (v["time_us"].as_f64().expect("time_us"), overhead)
 }
 
 #[test]

@@ -249,7 +249,7 @@ impl Emulation {
             wave: Vec::new(),
             above: None,
             unknown: self.unknown,
-            data_dependence: self.data_dependence.clone(),
+            data_dependence: self.data_dependence,
             footprint: std::sync::OnceLock::new(),
             parallelism: std::sync::OnceLock::new(),
         }
