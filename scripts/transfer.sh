@@ -6,7 +6,7 @@
 # (columns), with the rows each cell left out, and writes every calibration, evaluation JSON and the
 # table into OUT_DIR.
 #
-# `trace` in MODELS (not by default: about 12 minutes on this 2-core machine) runs from PTX: the
+# `trace` in MODELS (not by default: about 16 minutes on this 2-core machine) runs from PTX: the
 # NCA suite of scripts/accuracy.sh (the nine kernels compiled from their sources, a seeded
 # sample of (size, block) configurations) split by GPU, `calibrate --model trace --suite` on
 # the four, `evaluate --suite --calibration` on the fifth, per scope. Its rows are that sample,
