@@ -2974,7 +2974,7 @@ mod tests {
             shared_bytes_per_block: 2048,
             ..Default::default()
         };
-        let cases: [Case<'_>; 4] = [
+        let cases: [Case<'_>; 5] = [
             // 1,000 taps: 11,028 instructions per warp, 8 warps, above the Auto threshold.
             (
                 "dwt.nvcc-sm75.ptx",
@@ -2998,6 +2998,14 @@ mod tests {
                 [256, 1, 1],
                 &["2=16384"],
             ),
+            // Several waves with continuous dispatch (which the overlapped path once skipped).
+            (
+                "basics.nvcc-sm75.ptx",
+                "reduce_sum",
+                [2048, 1, 1],
+                [256, 1, 1],
+                &["2=524288"],
+            ),
             // A column walk: the DRAM rows, not the bandwidth, set the cost of a sector (the
             // costs the overlapped compression waits for).
             (
@@ -3019,6 +3027,12 @@ mod tests {
             let go = |o| run_with(&dev, launch, &em, res, &lat, LatencyRule::default(), o).unwrap();
             let (off, on, auto) = (go(Overlap::Off), go(Overlap::On), go(Overlap::Auto));
             assert!(off.pipeline_cycles > 0.0, "{entry}");
+            if case.2[0] == 2048 {
+                assert!(
+                    off.steady_wave_cycles.is_some(),
+                    "{entry}: no continuous dispatch"
+                );
+            }
             let rows_limit = off.dram_cycles_per_sector > 2.0 * bandwidth_cycles;
             assert_eq!(rows_limit, entry == "mtx_mul_vec", "{entry}");
             for r in [&on, &auto] {
