@@ -30,12 +30,8 @@ pub struct CalibrateArgs {
     /// (groups by the cases' devices and `name`s). For the PTX models.
     #[arg(long, value_name = "SUITE.toml", conflicts_with_all = ["measurements", "kernel_file"])]
     pub suite: Option<PathBuf>,
-    /// With --suite: where compiled kernels are kept between runs.
-    #[arg(long, value_name = "DIR", requires = "suite")]
-    pub cache_dir: Option<PathBuf>,
-    /// With --suite: most warp instructions the emulation of one launch may issue.
-    #[arg(long, value_name = "N", requires = "suite", default_value_t = kerneltime::emulate::DEFAULT_LAUNCH_BUDGET)]
-    pub launch_budget: u64,
+    #[command(flatten)]
+    pub suite_run: super::suite::SuiteRunArgs,
     /// For `trace`: the PTX kernel file (the sweep's format) naming the measured kernel; the
     /// rows' grid, block and `param:` columns give each launch.
     #[arg(long, value_name = "KERNEL.toml")]
@@ -88,13 +84,8 @@ pub fn run_calibrate(args: &CalibrateArgs) -> Result<()> {
                 ));
             }
             let suite = kerneltime::suite::Suite::load(path)?;
-            let flags = super::suite::SuiteArgs {
-                suite: Some(path.clone()),
-                out: None,
-                cache_dir: args.cache_dir.clone(),
-                launch_budget: args.launch_budget,
-            };
-            let opts = super::suite::options(&flags, path, vec![model.name().into()], &[])?;
+            let opts =
+                super::suite::options(&args.suite_run, path, vec![model.name().into()], &[])?;
             let (prepared, _) = kerneltime::suite::calibration_rows(
                 &suite,
                 &opts,

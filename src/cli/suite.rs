@@ -30,6 +30,13 @@ pub struct SuiteArgs {
     /// With --suite: write summary.json, cases.csv and accuracy.md into this directory.
     #[arg(long, value_name = "DIR", requires = "suite")]
     pub out: Option<PathBuf>,
+    #[command(flatten)]
+    pub run: SuiteRunArgs,
+}
+
+/// How a suite's cases are compiled and emulated (`evaluate --suite`, `calibrate --suite`).
+#[derive(Debug, Clone, Default, Args)]
+pub struct SuiteRunArgs {
     /// With --suite: where compiled kernels are kept between runs (default:
     /// $XDG_CACHE_HOME/kerneltime/compile or ~/.cache/kerneltime/compile).
     #[arg(long, value_name = "DIR", requires = "suite")]
@@ -53,7 +60,7 @@ fn default_cache_dir() -> PathBuf {
 /// How a suite runs from the flags: the models, the toolchain found beside the suite and the
 /// working directory, the compile cache, the launch budget and the calibrations to apply.
 pub fn options(
-    args: &SuiteArgs,
+    args: &SuiteRunArgs,
     suite_path: &Path,
     models: Vec<String>,
     calibrations: &[PathBuf],
@@ -97,7 +104,7 @@ pub fn run(
         ));
     };
     let suite = Suite::load(suite_path)?;
-    let opts = options(args, suite_path, models, calibrations)?;
+    let opts = options(&args.run, suite_path, models, calibrations)?;
     let e = evaluate_suite(&suite, &opts, &Bar::stderr())?;
     if let Some(dir) = &args.out {
         kerneltime::error::create_output_dir(dir)?;

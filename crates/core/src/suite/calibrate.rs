@@ -12,8 +12,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::run::{evaluate_suite, SuiteOptions};
-use super::{DeviceRef, Suite, SuiteEvaluation};
-use crate::device::{catalogue, Device};
+use super::{Suite, SuiteEvaluation};
+use crate::device::Device;
 use crate::error::Result;
 use crate::fit::calibrate::{Prepared, Row};
 use crate::model::ModelId;
@@ -62,22 +62,16 @@ pub fn calibration_rows(
         };
         let device = match devices.iter().position(|d| d.name == result.device) {
             Some(i) => i,
-            None => {
-                let d = match &case.device {
-                    DeviceRef::Name(n) => catalogue::find(n).cloned(),
-                    DeviceRef::File(p) => Device::load(p),
-                };
-                match d {
-                    Ok(d) => {
-                        devices.push(d);
-                        devices.len() - 1
-                    }
-                    Err(_) => {
-                        skip(format!("device `{}` is unknown", case.device));
-                        continue;
-                    }
+            None => match case.device.load() {
+                Ok(d) => {
+                    devices.push(d);
+                    devices.len() - 1
                 }
-            }
+                Err(_) => {
+                    skip(format!("device `{}` is unknown", case.device));
+                    continue;
+                }
+            },
         };
         let mut args = case.args.clone();
         args.sort();

@@ -177,6 +177,16 @@ pub enum DeviceRef {
     File(PathBuf),
 }
 
+impl DeviceRef {
+    /// The device: from the catalogue by name, or read from its file.
+    pub fn load(&self) -> Result<crate::device::Device> {
+        match self {
+            DeviceRef::Name(n) => crate::device::catalogue::find(n).cloned(),
+            DeviceRef::File(p) => crate::device::Device::load(p),
+        }
+    }
+}
+
 impl fmt::Display for DeviceRef {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

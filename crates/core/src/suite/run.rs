@@ -16,7 +16,7 @@ use super::compile::{self, Toolchain};
 use super::summary::{self, CompileStats, SuiteEvaluation};
 use super::{Amount, Case, DeviceRef, KernelSource, Suite};
 use crate::api::{self, Kernel};
-use crate::device::{catalogue, Device};
+use crate::device::Device;
 use crate::emulate::{emulate_with, BufferHint, KernelArg, Options};
 use crate::error::{Error, Result};
 use crate::fit::calibrate::CalibrationFile;
@@ -225,14 +225,9 @@ pub fn evaluate_suite(
     let mut devices: BTreeMap<DeviceRef, std::result::Result<Arc<Device>, String>> =
         BTreeMap::new();
     for c in cases {
-        devices.entry(c.device.clone()).or_insert_with(|| {
-            match &c.device {
-                DeviceRef::Name(n) => catalogue::find(n).cloned(),
-                DeviceRef::File(p) => Device::load(p),
-            }
-            .map(Arc::new)
-            .map_err(|e| e.to_string())
-        });
+        devices
+            .entry(c.device.clone())
+            .or_insert_with(|| c.device.load().map(Arc::new).map_err(|e| e.to_string()));
     }
     let device_of = |c: &Case| devices[&c.device].as_ref().ok().cloned();
     for (c, r) in cases.iter().zip(results.iter_mut()) {
