@@ -536,6 +536,17 @@ struct CachedRun {
 /// Slots of the run cache (direct-mapped; a loop body is a handful of distinct runs).
 const RUN_SLOTS: usize = 64;
 
+/// The most instructions one comp operation gathers: a longer stretch without a memory access
+/// (a fully unrolled loop whose operands are constants, such as pnpoly's 600 vertices under
+/// NVRTC) is cut into pieces of this many, each ended at its last dispatch with its results
+/// left pending. The scheduler interleaves warps instruction by instruction; the round takes a
+/// comp operation whole, so one of thousands of cycles would hold its scheduler and then make
+/// the other warps wait for its latency too: a scheduler with N such warps would be busy
+/// (N - 1) x occupy + latency instead of the larger of N x occupy and latency. 64 instructions
+/// are a few hundred cycles, on the scale of a memory access; the pieces of a run change
+/// nothing where the run was shorter.
+const MAX_RUN_ISSUES: u32 = 64;
+
 /// Whether every step value is a multiple of 1/1024 below 2^16 in magnitude. Then every time on
 /// the scoreboard is a sum of such values, and while the warp's clock stays below 2^40 (and a
 /// run has at most 2^16 instructions) each sum, maximum and difference is exact in `f64`: a
@@ -768,18 +779,24 @@ impl<'a> Compressor<'a> {
     pub fn advance(&mut self, hits: &[cache::AccessHits], known: usize) {
         let (w, lat) = (self.w, self.lat);
         loop {
+            // A comp operation of `MAX_RUN_ISSUES` instructions ends here, at its last dispatch.
+            if self.board.issued >= MAX_RUN_ISSUES {
+                self.flush_issued();
+            }
             // Most instructions are neither memory accesses nor barriers: they join the comp
             // operation being gathered.
             let begin = self.pos;
             let pos = match self.cached_run(begin) {
                 Some(end) => end,
                 None => {
+                    let room = (MAX_RUN_ISSUES - self.board.issued) as usize;
                     let end = w.ops[begin..]
                         .iter()
+                        .take(room)
                         .position(|op| {
                             op.access != TraceOp::NO_ACCESS || op.latency == LatencyClass::Barrier
                         })
-                        .map_or(w.ops.len(), |k| begin + k);
+                        .map_or((begin + room).min(w.ops.len()), |k| begin + k);
                     if end > begin {
                         self.run_of(begin, end);
                     }
@@ -787,6 +804,9 @@ impl<'a> Compressor<'a> {
                 }
             };
             self.pos = pos;
+            if self.board.issued >= MAX_RUN_ISSUES {
+                continue;
+            }
             let Some(op) = w.ops.get(self.pos) else {
                 return;
             };
@@ -3884,6 +3904,69 @@ st.global.f32 [%rd1], %f4;",
         // than the 2-warp one although each load's own latency is the same.
         let two = run(80, 64, LatencyRule::Queueing);
         assert!(q.pipeline_cycles > two.pipeline_cycles);
+    }
+
+    #[test]
+    fn warps_with_long_compute_runs_share_their_scheduler_as_it_interleaves_them() {
+        // Each thread adds 1.0 to itself 4,096 times in one dependent chain, then stores once:
+        // no memory access for 4,096 instructions. On the RTX 3060 Laptop GPU (Ampere GA10x)
+        // a warp's fp32 add dispatches in one cycle (128 lanes per SM on 4 schedulers) and its
+        // result is ready `fp32` cycles later. One block per SM, so a scheduler holds N = 1024
+        // or 256 threads / 32 / 4 = 8 or 2 warps: the scheduler issues one add per cycle from
+        // whichever warp is ready, so the chains take max(N x 4,096, 4,096 x fp32) cycles, not
+        // (N - 1) x 4,096 + 4,096 x fp32 as when one warp held the scheduler for its whole
+        // chain before the next began.
+        use crate::device::catalogue;
+        use crate::device::latencies::for_device;
+        use crate::emulate::{emulate, KernelArg, LaunchDims, Options};
+        const M: usize = 4096;
+        let text = format!(
+            ".version 7.0\n.target sm_80\n.address_size 64\n\
+             .visible .entry chain(.param .u64 out)\n{{\n\
+             .reg .f32 %f<3>;\n.reg .b32 %r<4>;\n.reg .b64 %rd<4>;\n\
+             ld.param.u64 %rd1, [out];\nmov.u32 %r1, %tid.x;\nmov.u32 %r2, %ctaid.x;\n\
+             mov.u32 %r3, %ntid.x;\nmad.lo.s32 %r1, %r2, %r3, %r1;\n\
+             mul.wide.u32 %rd2, %r1, 4;\nadd.s64 %rd3, %rd1, %rd2;\n\
+             mov.f32 %f1, 0f3F800000;\nmov.f32 %f2, 0f3F800000;\n{}\
+             st.global.f32 [%rd3], %f1;\nret;\n}}\n",
+            "add.f32 %f1, %f1, %f2;\n".repeat(M)
+        );
+        let (m, _) = kerneltime_ptx::parse(&text);
+        let dev = catalogue::find("RTX 3060 Laptop").unwrap().clone();
+        let lat = for_device(&dev).unwrap();
+        let (fp32, rate) = (lat.values.fp32, lat.values.fp32_per_clk_sm);
+        assert_eq!(rate, 128.0);
+        assert!(fp32 >= 4.0, "the chain must be latency-bound at 2 warps: {fp32}");
+        let res = KernelResources {
+            registers_per_thread: 16,
+            ..Default::default()
+        };
+        let round = |block: u32| {
+            let launch = LaunchDims {
+                grid: [dev.sm_count, 1, 1],
+                block: [block, 1, 1],
+            };
+            let args = vec![KernelArg::new("0", crate::emulate::ArgValue::Int(1 << 20))];
+            let em = emulate(&m, "chain", launch, &args, Options::default()).unwrap();
+            let r = predict_with_rule(&dev, &em, res, &lat, LatencyRule::default())
+                .unwrap()
+                .1;
+            assert_eq!(r.warps_in_round, block / 32);
+            r.pipeline_cycles
+        };
+        let chain = M as f64;
+        for (block, warps) in [(1024, 8.0), (256, 2.0)] {
+            let expected = (warps * chain).max(chain * fp32);
+            let got = round(block);
+            let held = (warps - 1.0) * chain + chain * fp32;
+            // The address arithmetic before the chain, the store after it and the last
+            // results' latency: a few hundred cycles, a tenth of what holding costs.
+            assert!(
+                got >= expected && got - expected <= 0.1 * (held - expected),
+                "{block} threads: {got} cycles, expected {expected}; one warp holding the \
+                 scheduler for its whole chain would give {held}"
+            );
+        }
     }
 
     /// Each block of 32 threads sums 8 rows of a column strip: block (x, y) reads rows y..y+7
