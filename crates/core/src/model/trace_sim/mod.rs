@@ -3936,7 +3936,10 @@ st.global.f32 [%rd1], %f4;",
         let lat = for_device(&dev).unwrap();
         let (fp32, rate) = (lat.values.fp32, lat.values.fp32_per_clk_sm);
         assert_eq!(rate, 128.0);
-        assert!(fp32 >= 4.0, "the chain must be latency-bound at 2 warps: {fp32}");
+        assert!(
+            fp32 >= 4.0,
+            "the chain must be latency-bound at 2 warps: {fp32}"
+        );
         let res = KernelResources {
             registers_per_thread: 16,
             ..Default::default()
