@@ -537,14 +537,14 @@ struct CachedRun {
 const RUN_SLOTS: usize = 64;
 
 /// The most instructions one comp operation gathers: a longer stretch without a memory access
-/// (a fully unrolled loop whose operands are constants, such as pnpoly's 600 vertices under
-/// NVRTC) is cut into pieces of this many, each ended at its last dispatch with its results
-/// left pending. The scheduler interleaves warps instruction by instruction; the round takes a
-/// comp operation whole, so one of thousands of cycles would hold its scheduler and then make
-/// the other warps wait for its latency too: a scheduler with N such warps would be busy
-/// (N - 1) x occupy + latency instead of the larger of N x occupy and latency. 64 instructions
-/// are a few hundred cycles, on the scale of a memory access; the pieces of a run change
-/// nothing where the run was shorter.
+/// (a loop whose only loads are constant operands, such as pnpoly's 600-vertex loop, whose
+/// iterations all join one run) is cut into pieces of this many, each ended at its last
+/// dispatch with its results left pending. The scheduler interleaves warps instruction by
+/// instruction; the round takes a comp operation whole, so one of thousands of cycles would
+/// hold its scheduler and then make the other warps wait for its latency too: a scheduler with
+/// N such warps would be busy (N - 1) x occupy + latency instead of the larger of N x occupy
+/// and latency. 64 instructions are tens to hundreds of cycles, on the scale of a memory
+/// access; runs of at most 64 instructions are unchanged.
 const MAX_RUN_ISSUES: u32 = 64;
 
 /// Whether every step value is a multiple of 1/1024 below 2^16 in magnitude. Then every time on
