@@ -770,22 +770,42 @@ const SELECTS: &str = r#"
 }
 "#;
 
+/// A predicate made a number feeding one `selp`.
+const SELECT_OF_SELECT: &str = r#"
+.version 7.0
+.target sm_75
+.address_size 64
+.visible .entry counts(.param .u64 p)
+{
+    .reg .pred %p<3>;
+    .reg .b32 %r<8>;
+    .reg .b64 %rd<2>;
+    ld.param.u64 %rd1, [p];
+    mov.u32 %r1, %tid.x;
+    setp.lt.u32 %p1, %r1, 8;
+    setp.gt.u32 %p2, %r1, 3;
+    selp.u32 %r2, 1, 0, %p1;
+    selp.b32 %r3, %r2, %r1, %p2;
+    st.global.u32 [%rd1], %r3;
+    ret;
+}
+"#;
+
 #[test]
-fn a_predicate_made_a_number_for_one_add_is_no_instruction() {
+fn a_predicate_made_a_number_folds_into_a_select_not_into_an_add() {
     use kerneltime::workload::trace::LatencyClass;
-    // ptxas gives the add the predicate (`@P0 IADD3 R, R, 0x1`): the first `selp` (one reader,
-    // an add) is folded; the second has two readers and stays an instruction.
-    let e = run(SELECTS, "counts", [1, 1, 1], [32, 1, 1], &["0=1048576"]).unwrap();
-    let classes: Vec<LatencyClass> = e.warps[0].ops.iter().map(|o| o.latency).collect();
-    // ld.param, mov, setp, selp (folded), add, selp, add, add, st, st, ret
-    assert_eq!(classes[3], LatencyClass::Folded, "{classes:?}");
-    assert_ne!(classes[5], LatencyClass::Folded, "{classes:?}");
-    assert_eq!(
-        classes
-            .iter()
-            .filter(|&&c| c == LatencyClass::Folded)
-            .count(),
-        1,
-        "{classes:?}"
-    );
+    let classes = |text: &str| -> Vec<LatencyClass> {
+        let e = run(text, "counts", [1, 1, 1], [32, 1, 1], &["0=1048576"]).unwrap();
+        e.warps[0].ops.iter().map(|o| o.latency).collect()
+    };
+    let folded = |c: &[LatencyClass]| c.iter().filter(|&&c| c == LatencyClass::Folded).count();
+    // ptxas 12.9 for sm_75 (cuobjdump): the `selp` feeding one `selp` is one `@P0 SEL R0, RZ,
+    // 0x1, P1`. ld.param, mov, setp, setp, selp (folded), selp, st, ret.
+    let c = classes(SELECT_OF_SELECT);
+    assert_eq!(c[4], LatencyClass::Folded, "{c:?}");
+    assert_eq!(folded(&c), 1, "{c:?}");
+    // The `selp` feeding one add is `IADD3 R2, R3, 0x1` and `@P0 IMAD.MOV R2, R3`: two
+    // instructions, as in the PTX, so nothing is folded; nor is the `selp` with two readers.
+    let c = classes(SELECTS);
+    assert_eq!(folded(&c), 0, "{c:?}");
 }

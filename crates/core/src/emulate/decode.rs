@@ -358,10 +358,12 @@ fn fold_predicate_logic(insts: &mut [DInst], blocks: &[kerneltime_ptx::cfg::Bloc
 }
 
 /// Marks a `selp` of the constants 1 and 0 (a predicate made a number) as
-/// [`LatencyClass::Folded`] when its result has exactly one reader, a later integer add,
-/// subtract or `selp` of the same block: ptxas hands that reader the predicate instead (the
-/// sm_86 SASS of the pnpoly tuning kernel: `selp.u32` then `add.s32` is one predicated
-/// `IADD3 R, R, 0x1`; `selp.u32` then `selp.b32` is one `SEL R, RZ, 0x1, P`).
+/// [`LatencyClass::Folded`] when its result has exactly one reader, a later integer `selp` of
+/// the same block: ptxas makes the two one predicated `SEL R, RZ, 0x1, P` (ptxas 12.9, sm_75,
+/// read with cuobjdump). Not into an add: there ptxas emits the add and a predicated move
+/// back, `IADD3 R2, R3, 0x1` then `@P0 IMAD.MOV R2, R3` (ptxas 12.9 and 13.5, sm_75 and sm_86,
+/// on the pnpoly tuning kernel's NVRTC PTX and on a two-line test), as many instructions as
+/// the PTX.
 fn fold_predicate_selects(insts: &mut [DInst], blocks: &[kerneltime_ptx::cfg::Block]) {
     let reads = |d: &DInst, r: u16| d.source_regs().filter(|&x| x == r).count();
     let mut uses: HashMap<u16, usize> = HashMap::new();
@@ -393,10 +395,7 @@ fn fold_predicate_selects(insts: &mut [DInst], blocks: &[kerneltime_ptx::cfg::Bl
             });
             if let Some(j) = reader {
                 let e = &insts[j];
-                if reads(e, r) == 1
-                    && !e.ty.float
-                    && matches!(e.op, OpK::Add | OpK::Sub | OpK::Selp)
-                {
+                if reads(e, r) == 1 && !e.ty.float && e.op == OpK::Selp {
                     insts[i].latency = LatencyClass::Folded;
                 }
             }
