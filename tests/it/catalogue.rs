@@ -445,3 +445,55 @@ fn device_import_of_other_text_exits_2_naming_the_missing_line() {
         "{err}"
     );
 }
+
+#[test]
+fn a_laptop_part_is_timed_at_the_geometric_middle_of_its_clock_range() {
+    // NVIDIA's RTX 3060 Laptop GPU specifications: boost 1283-1703 MHz, set by the laptop's power
+    // limit. The catalogue keeps 1703 as the boost clock and times cycles at the geometric middle,
+    // sqrt(1283 x 1703) = 1478.2 MHz, rounded to 1478.
+    let laptop = show("RTX 3060 Laptop");
+    assert_eq!(num(&laptop, "boost_clock_mhz"), 1703.0);
+    let middle = (1283.0f64 * 1703.0).sqrt();
+    assert!((num(&laptop, "core_clock_mhz") - middle).abs() < 0.5);
+
+    // A small launch: its time is the simulated cycles at that clock plus the launch overhead,
+    // and the prediction says which clock and why. The same file without `core_clock_mhz` is
+    // timed at the boost clock (its cycles differ a little: DRAM's bytes per second are fewer
+    // bytes per core cycle at a faster clock).
+    let ptx = scratch("clock.ptx");
+    std::fs::write(
+        &ptx,
+        ".version 7.0\n.target sm_86\n.address_size 64\n.visible .entry k(.param .u64 out)\n{\n\
+         .reg .f32 %f<3>;\n.reg .b64 %rd<2>;\nld.param.u64 %rd1, [out];\n\
+         mov.f32 %f1, 0f3F800000;\nadd.f32 %f2, %f1, %f1;\nadd.f32 %f2, %f2, %f1;\n\
+         st.global.f32 [%rd1], %f2;\nret;\n}\n",
+    )
+    .unwrap();
+    let ptx = ptx.to_str().unwrap();
+    let predict = |device: &[&str]| {
+        let mut args = vec!["predict", "--model", "trace", "--ptx", ptx, "--entry", "k"];
+        args.extend(["--grid", "30", "--block", "256", "--json"]);
+        args.extend(device);
+        let p = stdout_json(&args);
+        let overhead = p["breakdown"]["launch_overhead_us"].as_f64().unwrap();
+        (num(&p, "cycles"), num(&p, "time_us") - overhead, p["notes"].to_string())
+    };
+    let (cycles, us, notes) = predict(&["--device", "RTX 3060 Laptop"]);
+    assert!(cycles > 0.0);
+    assert!((us * 1478.0 / cycles - 1.0).abs() < 1e-6, "{us} us, {cycles} cycles");
+    assert!(notes.contains("1478 MHz, not the 1703 MHz boost clock"), "{notes}");
+
+    let file = env!("CARGO_MANIFEST_DIR").to_string() + "/data/devices/geforce-rtx-3060-laptop.toml";
+    let text = std::fs::read_to_string(file).unwrap();
+    let at_boost: String = text
+        .lines()
+        .filter(|l| !l.starts_with("core_clock_mhz"))
+        .map(|l| l.to_string() + "\n")
+        .collect();
+    let boost_file = scratch("laptop-at-boost.toml");
+    std::fs::write(&boost_file, at_boost).unwrap();
+    let (boost_cycles, boost_us, boost_notes) =
+        predict(&["--device-file", boost_file.to_str().unwrap()]);
+    assert!((boost_us * 1703.0 / boost_cycles - 1.0).abs() < 1e-6);
+    assert!(!boost_notes.contains("boost clock"), "{boost_notes}");
+}

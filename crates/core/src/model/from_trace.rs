@@ -430,6 +430,16 @@ pub struct PtxFigures {
 pub fn figures(device: &Device, em: Arc<Emulation>, req: &PtxRequest) -> Result<PtxFigures> {
     let lat = crate::device::latencies::for_device(device)?;
     let mut notes = Vec::new();
+    // A device timed at another clock than its boost clock says which and why (a laptop part
+    // whose clock depends on the laptop, a paper's measured clock).
+    if let Some(why) = device.sources.get("core_clock_mhz") {
+        if (device.core_clock_mhz - device.boost_clock_mhz).abs() > 1e-9 {
+            notes.push(format!(
+                "cycles become time at {} MHz, not the {} MHz boost clock: {why}",
+                device.core_clock_mhz, device.boost_clock_mhz
+            ));
+        }
+    }
     let registers = match req.resources.as_ref().and_then(|r| r.registers) {
         Some(r) => {
             if let Some(o) = &req.resources_origin {
