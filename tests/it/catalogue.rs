@@ -476,14 +476,25 @@ fn a_laptop_part_is_timed_at_the_geometric_middle_of_its_clock_range() {
         args.extend(device);
         let p = stdout_json(&args);
         let overhead = p["breakdown"]["launch_overhead_us"].as_f64().unwrap();
-        (num(&p, "cycles"), num(&p, "time_us") - overhead, p["notes"].to_string())
+        (
+            num(&p, "cycles"),
+            num(&p, "time_us") - overhead,
+            p["notes"].to_string(),
+        )
     };
     let (cycles, us, notes) = predict(&["--device", "RTX 3060 Laptop"]);
     assert!(cycles > 0.0);
-    assert!((us * 1478.0 / cycles - 1.0).abs() < 1e-6, "{us} us, {cycles} cycles");
-    assert!(notes.contains("1478 MHz, not the 1703 MHz boost clock"), "{notes}");
+    assert!(
+        (us * 1478.0 / cycles - 1.0).abs() < 1e-6,
+        "{us} us, {cycles} cycles"
+    );
+    assert!(
+        notes.contains("1478 MHz, not the 1703 MHz boost clock"),
+        "{notes}"
+    );
 
-    let file = env!("CARGO_MANIFEST_DIR").to_string() + "/data/devices/geforce-rtx-3060-laptop.toml";
+    let file =
+        env!("CARGO_MANIFEST_DIR").to_string() + "/data/devices/geforce-rtx-3060-laptop.toml";
     let text = std::fs::read_to_string(file).unwrap();
     let at_boost: String = text
         .lines()
