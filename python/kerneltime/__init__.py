@@ -167,6 +167,7 @@ def predict(
     device_file=None,
     compiler="auto",
     compile_cache=True,
+    clock_mhz=None,
 ):
     """Predicts the time of one kernel launch on one GPU.
 
@@ -184,6 +185,8 @@ def predict(
     allocations). ``resources`` is a ptxas -v / NVRTC / cuobjdump report (text or file); without
     one, ptxas is run on PTX input when it is on this machine. ``model`` is ``trace`` (default),
     another model that reads PTX (``mwp-cwp``, ``hong-kim``, ``wu``, ``puchala``, ...) or ``all``.
+    ``clock_mhz`` times the GPU at that core clock instead of its description's (the clock
+    ``nvidia-smi`` shows on a laptop part, or on a GPU that boosts above its rated clock).
 
     Returns a dict: ``time_us``, ``model``, ``device``, ``breakdown`` (every intermediate
     quantity, units in the names), ``notes`` (assumptions), and ``launch``/``cycles`` when known.
@@ -201,6 +204,8 @@ def predict(
         job["device_file"] = os.fspath(device_file)
     else:
         job["device"] = device
+    if clock_mhz is not None:
+        job["clock_mhz"] = float(clock_mhz)
     given = [n for n, v in (("ptx", ptx), ("source", source), ("builtin", builtin)) if v is not None]
     if len(given) != 1:
         raise KerneltimeError(
@@ -308,6 +313,7 @@ def _prepare_rank(
     compiler="auto",
     compile_cache=True,
     host_link_gbs=None,
+    clock_mhz=None,
 ):
     """The native job of a ranking and the Python restrictions still to apply."""
     devs = [] if device is None else ([device] if isinstance(device, str) else list(device))
@@ -334,6 +340,8 @@ def _prepare_rank(
         job["indices"] = [int(i) for i in configurations]
     if host_link_gbs is not None:
         job["host_link_gbs"] = float(host_link_gbs)
+    if clock_mhz is not None:
+        job["clock_mhz"] = float(clock_mhz)
     if problem_size is not None:
         job["problem_size"] = _dims(problem_size, "problem_size")
     strings, functions = _split_restrictions(restrictions)
@@ -515,7 +523,8 @@ def rank(*a, top=None, **kw):
       (dict), ``smem_bytes`` (dynamic shared memory per block), as in Kernel Tuner;
     - ``args`` (dict NAME -> number or expression using the parameters and ``ProblemSize``),
       ``data`` (dict NAME -> ``const:V``/``iota``/``uniform:LO:HI``), ``mapped_host`` (buffers
-      that are zero-copy host memory), ``host_link_gbs``;
+      that are zero-copy host memory), ``host_link_gbs``, ``clock_mhz`` (the core clock every GPU
+      is timed at instead of its description's);
     - ``model`` (``trace`` by default), ``sample`` and ``seed`` (a seeded uniform sample of the
       space), ``configurations`` (indices in the full product), ``top`` (the k best per GPU);
     - ``spec``: a FAIR autotuning spec file instead of the kernel arguments (as

@@ -126,6 +126,9 @@ struct RankJob {
     cache: CacheChoice,
     #[serde(default)]
     host_link_gbs: Option<f64>,
+    /// The core clock (MHz) every device is timed at, instead of its description's.
+    #[serde(default)]
+    clock_mhz: Option<f64>,
 }
 
 impl RankJob {
@@ -152,7 +155,9 @@ impl RankJob {
         for path in &self.device_files {
             out.push(Device::load(Path::new(path))?);
         }
-        Ok(out)
+        out.into_iter()
+            .map(|d| at_clock(d, self.clock_mhz))
+            .collect()
     }
 
     /// The selection: the sample is drawn from the explicit indices when there are some, with
@@ -305,6 +310,22 @@ struct PredictJob {
     compiler: Option<String>,
     #[serde(flatten)]
     cache: CacheChoice,
+    /// The core clock (MHz) the device is timed at, instead of its description's.
+    #[serde(default)]
+    clock_mhz: Option<f64>,
+}
+
+/// `device` at the clock the caller gave (`clock_mhz=`), if any.
+fn at_clock(device: Device, clock_mhz: Option<f64>) -> Result<Device> {
+    match clock_mhz {
+        Some(mhz) => device
+            .at_core_clock(mhz, "given with clock_mhz=")
+            .map_err(|e| match e {
+                Error::InvalidInput { message, .. } => Error::invalid("clock_mhz", message),
+                other => other,
+            }),
+        None => Ok(device),
+    }
 }
 
 fn dims(v: &Option<Vec<u32>>, name: &str) -> Result<[u32; 3]> {
@@ -356,6 +377,7 @@ fn predict_json(job: &str) -> Result<String> {
             ))
         }
     };
+    let device = at_clock(device, job.clock_mhz)?;
     let model_name = job.model.as_deref().unwrap_or(if job.builtin.is_some() {
         "puchala"
     } else {

@@ -48,6 +48,18 @@ def test_a_ptx_file_path_gives_the_same_as_its_text():
     assert saxpy(n)["time_us"] == saxpy(n, ptx=str(EXAMPLES / "saxpy.ptx"))["time_us"]
 
 
+def test_a_given_clock_turns_the_same_cycles_into_time():
+    # The RTX 2080 Ti's rated boost is 1545 MHz; at 1000 MHz the launch's cycles take
+    # cycles / 1000 us, plus the fixed launch overhead, and the notes say why.
+    p = saxpy(1 << 20, clock_mhz=1000)
+    assert p["breakdown"]["core_clock_mhz"] == 1000.0
+    overhead = p["breakdown"]["launch_overhead_us"]
+    assert p["time_us"] - overhead == pytest.approx(p["cycles"] / 1000.0, rel=1e-9)
+    assert any("given with clock_mhz=" in n for n in p["notes"]), p["notes"]
+    with pytest.raises(kerneltime.KerneltimeError, match="clock_mhz"):
+        saxpy(1 << 20, clock_mhz=0)
+
+
 def test_every_model_with_the_band():
     r = saxpy(1 << 20, model="all")
     models = [p["model"] for p in r["predictions"]]

@@ -45,6 +45,15 @@ def test_the_same_space_as_a_fair_spec_gives_the_same_predictions(cuda):
     assert key(by_spec) == key(by_params)
 
 
+def test_a_slower_clock_slows_every_configuration(cuda):
+    # saxpy is memory-bound, so a clock 10 % below the RTX 2080 Ti's 1545 MHz boost must not
+    # speed anything up, and slows at least the configurations whose cycles count.
+    at = lambda rows: {r["block_size_x"]: r["predicted_us"] for r in rows}
+    rated, slower = at(saxpy_rank()), at(saxpy_rank(clock_mhz=1390))
+    assert all(slower[b] >= rated[b] for b in BLOCKS), (rated, slower)
+    assert any(slower[b] > rated[b] for b in BLOCKS), (rated, slower)
+
+
 def test_string_and_function_restrictions(cuda):
     two = {"block_size_x": BLOCKS, "unroll": [1, 2]}
     # A function of one argument gets a dict of the values (Kernel Tuner's `lambda p: ...`).

@@ -144,19 +144,27 @@ pub struct DeviceSelection {
     /// A device description file of the catalogue's schema (`data/devices/*.toml`).
     #[arg(long, value_name = "FILE.toml", conflicts_with = "device")]
     pub device_file: Option<PathBuf>,
+    /// The GPU's core clock in MHz, instead of the description's: the clock cycles become time
+    /// at (say the clock `nvidia-smi` shows for a laptop part, or for a GPU that boosts above
+    /// its rated clock).
+    #[arg(long, value_name = "MHZ")]
+    pub clock_mhz: Option<f64>,
 }
 
 impl DeviceSelection {
     /// The selected device, or an error naming the missing flag.
     pub fn resolve(&self) -> Result<Device> {
-        match (&self.device, &self.device_file) {
-            (_, Some(path)) => Device::load(path),
-            (Some(name), None) => catalogue::find(name).cloned(),
-            (None, None) => Err(Error::missing(
-                "--device",
-                "give a catalogue GPU with --device NAME or a description with --device-file FILE.toml",
-            )),
-        }
+        let device = match (&self.device, &self.device_file) {
+            (_, Some(path)) => Device::load(path)?,
+            (Some(name), None) => catalogue::find(name)?.clone(),
+            (None, None) => {
+                return Err(Error::missing(
+                    "--device",
+                    "give a catalogue GPU with --device NAME or a description with --device-file FILE.toml",
+                ))
+            }
+        };
+        with_clock(device, self.clock_mhz)
     }
 
     /// The selected device if any flag was given.
@@ -166,6 +174,19 @@ impl DeviceSelection {
         } else {
             self.resolve().map(Some)
         }
+    }
+}
+
+/// `device` at the clock of `--clock-mhz` when one was given.
+pub fn with_clock(device: Device, clock_mhz: Option<f64>) -> Result<Device> {
+    match clock_mhz {
+        Some(mhz) => device
+            .at_core_clock(mhz, "given with --clock-mhz")
+            .map_err(|e| match e {
+                Error::InvalidInput { message, .. } => Error::invalid("--clock-mhz", message),
+                other => other,
+            }),
+        None => Ok(device),
     }
 }
 

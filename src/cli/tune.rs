@@ -45,6 +45,10 @@ pub struct TuneArgs {
     /// A device description file. Repeatable.
     #[arg(long = "device-file", value_name = "FILE.toml")]
     pub device_files: Vec<PathBuf>,
+    /// The core clock in MHz cycles become time at, for every device, instead of their
+    /// descriptions' (say the clock `nvidia-smi` shows on a laptop part).
+    #[arg(long, value_name = "MHZ")]
+    pub clock_mhz: Option<f64>,
     /// Rank N configurations drawn uniformly at random (see --seed) instead of all; with
     /// --evaluate, drawn from the configurations the measured cache holds (its timed and its
     /// failed ones in proportion).
@@ -171,6 +175,10 @@ fn devices(a: &TuneArgs, measured: Option<&MeasuredCache>) -> Result<Vec<Device>
             out.push(d.clone());
         }
     }
+    let out = out
+        .into_iter()
+        .map(|d| super::with_clock(d, a.clock_mhz))
+        .collect::<Result<Vec<_>>>()?;
     if out.is_empty() {
         return Err(Error::missing(
             "--device",

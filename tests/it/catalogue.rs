@@ -507,4 +507,13 @@ fn a_laptop_part_is_timed_at_the_geometric_middle_of_its_clock_range() {
         predict(&["--device-file", boost_file.to_str().unwrap()]);
     assert!((boost_us * 1703.0 / boost_cycles - 1.0).abs() < 1e-6);
     assert!(!boost_notes.contains("boost clock"), "{boost_notes}");
+
+    // A user who knows their laptop's clock gives it: the bottom of the range here.
+    let (low_cycles, low_us, low_notes) =
+        predict(&["--device", "RTX 3060 Laptop", "--clock-mhz", "1283"]);
+    assert!((low_us * 1283.0 / low_cycles - 1.0).abs() < 1e-6);
+    assert!(
+        low_notes.contains("1283 MHz, not the 1703 MHz boost clock: given with --clock-mhz"),
+        "{low_notes}"
+    );
 }

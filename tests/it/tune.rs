@@ -525,6 +525,16 @@ fn a_constant_memory_fill_reaches_the_divides_that_read_it() {
     for (z, t) in zero.iter().zip(&two) {
         assert!(z > t, "zero {z} us, two {t} us");
     }
+    // --clock-mhz times every device at that clock: at half the catalogue's 1478 MHz the
+    // compute-bound divides take twice the cycles' time; the launch overhead (2 us on Ampere,
+    // data/latencies.toml) and the DRAM time (bytes per second) do not grow, so the time above
+    // the overhead grows by at most 2x, and by nearly 2x for this kernel.
+    let (half, notes) = tune(&["--clock-mhz", "739"]);
+    assert!(notes.contains("--clock-mhz"), "{notes}");
+    for (z, h) in zero.iter().zip(&half) {
+        let ratio = (h - 2.0) / (z - 2.0);
+        assert!((1.8..=2.0 + 1e-9).contains(&ratio), "{z} us -> {h} us");
+    }
 }
 
 /// `predicted_us` of the `ok` rows by configuration.
