@@ -318,12 +318,7 @@ struct PredictJob {
 /// `device` at the clock the caller gave (`clock_mhz=`), if any.
 fn at_clock(device: Device, clock_mhz: Option<f64>) -> Result<Device> {
     match clock_mhz {
-        Some(mhz) => device
-            .at_core_clock(mhz, "given with clock_mhz=")
-            .map_err(|e| match e {
-                Error::InvalidInput { message, .. } => Error::invalid("clock_mhz", message),
-                other => other,
-            }),
+        Some(mhz) => device.at_core_clock(mhz, "clock_mhz="),
         None => Ok(device),
     }
 }

@@ -180,12 +180,7 @@ impl DeviceSelection {
 /// `device` at the clock of `--clock-mhz` when one was given.
 pub fn with_clock(device: Device, clock_mhz: Option<f64>) -> Result<Device> {
     match clock_mhz {
-        Some(mhz) => device
-            .at_core_clock(mhz, "given with --clock-mhz")
-            .map_err(|e| match e {
-                Error::InvalidInput { message, .. } => Error::invalid("--clock-mhz", message),
-                other => other,
-            }),
+        Some(mhz) => device.at_core_clock(mhz, "--clock-mhz"),
         None => Ok(device),
     }
 }
