@@ -7,6 +7,13 @@
 //! `n x words / N` of each, spread evenly through its trace (stores and loads of the same
 //! frame slots, in turn). They go through L1 like the kernel's own local accesses.
 //!
+//! Known compensation: a load takes its slot by its own count, so with more spill loads than
+//! stores the loads run ahead and read slots no store wrote yet (missing both caches), where
+//! ptxas reloads only what it spilled. Pairing them (2026-12-08) put 16 of 24 spilling
+//! convolution configurations at 0.45-0.65 of their measured time, from 0.81-1.06: the misses
+//! stand in for spill traffic the static byte count under-states, so the pairing waits for a
+//! better estimate of the dynamic spill volume.
+//!
 //! Nothing here decides what they cost; the trace model times them like any local access.
 
 use crate::emulate::{local_sector_address, LaunchDims, WARP};
