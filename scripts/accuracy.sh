@@ -165,7 +165,9 @@ date = datetime.date.today().isoformat()
 section = (f"{begin}\nLast run {date} at commit `{commit}`: {s['cases']} cases ({s['launches']} distinct launches; "
            f"NCA {nca_sample} (size, block) configurations per kernel on every GPU, {tuning_sample} configurations "
            f"per tuning cache, seed {seed}), "
-           f"{wall} s on this 2-core machine with {c['compiled']} of {c['units']} compilations not cached. "
+           f"{wall} s on this 2-core machine with {c['compiled']} of {c['units']} compilations not cached"
+           + (f" (PTX by {', '.join(f'{k}: {n}' for k, n in c['ptx_by'].items())})" if c.get('ptx_by') else "")
+           + ". "
            f"Errors are |predicted / measured - 1|; `all` pools a dataset's GPUs.\n"
            f"Failed cases: {fails or 'none'}.\n\n{tables}\n{end}")
 text = re.sub(re.escape(begin) + ".*?" + re.escape(end), lambda m: section, text, flags=re.S)

@@ -138,6 +138,10 @@ pub fn table(e: &SuiteEvaluation) -> String {
         "{}: {} cases, {} distinct launches; compilations: {} ({} from the cache, {} compiled, {} failed)",
         e.suite, e.cases, e.launches, c.units, c.from_cache, c.compiled, c.failed
     );
+    if !c.ptx_by.is_empty() {
+        let by: Vec<String> = c.ptx_by.iter().map(|(k, n)| format!("{k} {n}")).collect();
+        let _ = writeln!(s, "PTX by: {}", by.join(", "));
+    }
     // Model names: 9 columns, or the longest (`trace (calibrated)`).
     let mw = e.groups.iter().map(|g| g.model.len()).fold(9, usize::max);
     let _ = writeln!(

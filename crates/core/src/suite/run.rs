@@ -289,6 +289,12 @@ pub fn evaluate_suite(
             Ok(_) => stats.compiled += 1,
             Err(_) => stats.failed += 1,
         }
+        if let Ok((Some(ptx), _, _)) = r {
+            *stats
+                .ptx_by
+                .entry(super::summary::ptx_producer(ptx))
+                .or_default() += 1;
+        }
     }
 
     // Launches: (PTX, entry, launch, arguments, data hints) -> cases.
