@@ -98,7 +98,7 @@ pub struct CompileStats {
     pub from_cache: usize,
     pub compiled: usize,
     pub failed: usize,
-    /// Compiled units by the compiler their PTX names in its header ([`ptx_producer`]): the
+    /// Compiled units by the compiler their PTX names in its header (`ptx_producer`): the
     /// measured binaries' compiler is often unknown, and the code a compiler version makes can
     /// decide a prediction (registers, spills, predication), so the summary says which made it.
     pub ptx_by: BTreeMap<String, usize>,
