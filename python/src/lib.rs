@@ -156,7 +156,7 @@ impl RankJob {
             out.push(Device::load(Path::new(path))?);
         }
         out.into_iter()
-            .map(|d| at_clock(d, self.clock_mhz))
+            .map(|d| d.at_core_clock(self.clock_mhz, "clock_mhz="))
             .collect()
     }
 
@@ -315,14 +315,6 @@ struct PredictJob {
     clock_mhz: Option<f64>,
 }
 
-/// `device` at the clock the caller gave (`clock_mhz=`), if any.
-fn at_clock(device: Device, clock_mhz: Option<f64>) -> Result<Device> {
-    match clock_mhz {
-        Some(mhz) => device.at_core_clock(mhz, "clock_mhz="),
-        None => Ok(device),
-    }
-}
-
 fn dims(v: &Option<Vec<u32>>, name: &str) -> Result<[u32; 3]> {
     let v = v.as_ref().ok_or_else(|| {
         Error::missing(
@@ -372,7 +364,7 @@ fn predict_json(job: &str) -> Result<String> {
             ))
         }
     };
-    let device = at_clock(device, job.clock_mhz)?;
+    let device = device.at_core_clock(job.clock_mhz, "clock_mhz=")?;
     let model_name = job.model.as_deref().unwrap_or(if job.builtin.is_some() {
         "puchala"
     } else {

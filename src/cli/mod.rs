@@ -164,7 +164,7 @@ impl DeviceSelection {
                 ))
             }
         };
-        with_clock(device, self.clock_mhz)
+        device.at_core_clock(self.clock_mhz, "--clock-mhz")
     }
 
     /// The selected device if any flag was given.
@@ -174,14 +174,6 @@ impl DeviceSelection {
         } else {
             self.resolve().map(Some)
         }
-    }
-}
-
-/// `device` at the clock of `--clock-mhz` when one was given.
-pub fn with_clock(device: Device, clock_mhz: Option<f64>) -> Result<Device> {
-    match clock_mhz {
-        Some(mhz) => device.at_core_clock(mhz, "--clock-mhz"),
-        None => Ok(device),
     }
 }
 

@@ -177,7 +177,7 @@ fn devices(a: &TuneArgs, measured: Option<&MeasuredCache>) -> Result<Vec<Device>
     }
     let out = out
         .into_iter()
-        .map(|d| super::with_clock(d, a.clock_mhz))
+        .map(|d| d.at_core_clock(a.clock_mhz, "--clock-mhz"))
         .collect::<Result<Vec<_>>>()?;
     if out.is_empty() {
         return Err(Error::missing(

@@ -387,11 +387,15 @@ impl Device {
         cycles / self.core_clock_mhz
     }
 
-    /// This device timed at `mhz` instead of its core clock: the clock a user read off their
-    /// own GPU, say a laptop part's or one that boosts above its rated clock. `given_as` names
-    /// the input it came from, in errors and as the clock's source (the notes of a PTX
-    /// prediction say it). The base and boost clocks stay as the description gives them.
-    pub fn at_core_clock(mut self, mhz: f64, given_as: &str) -> Result<Self> {
+    /// This device timed at `mhz` instead of its core clock when a clock is given (`None`
+    /// keeps the description's): the clock a user read off their own GPU, say a laptop part's
+    /// or one that boosts above its rated clock. `given_as` names the input it came from, in
+    /// errors and as the clock's source (the notes of a PTX prediction say it). The base and
+    /// boost clocks stay as the description gives them.
+    pub fn at_core_clock(mut self, mhz: Option<f64>, given_as: &str) -> Result<Self> {
+        let Some(mhz) = mhz else {
+            return Ok(self);
+        };
         self.core_clock_mhz = crate::error::within(given_as, mhz, 1.0, 100_000.0, "MHz")?;
         let source = format!("given with {given_as}");
         self.sources.insert("core_clock_mhz".to_string(), source);
